@@ -1,0 +1,21 @@
+// From a target to every thread's Python stack: find the version, choose the layout table, find
+// the interpreter states and walk them. The single entry point both shells call.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cpython/stacks.h"
+#include "cpython/target.h"
+
+namespace hangpy::cpython {
+
+struct AnalyzeOptions {
+  std::optional<PythonVersion> forced_version;  // --python X.Y[t]
+};
+
+// Errors: kNotFound when no interpreter can be found, kUnsupported when the version has no table.
+// Problems that still leave a result are warnings in the result.
+Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& options);
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,56 @@
+// CPython 3.11 (x86-64, default build), read from the v3.11.7 headers: Include/internal/
+// pycore_runtime.h, pycore_interp.h, pycore_frame.h, Include/cpython/pystate.h, code.h,
+// unicodeobject.h. The 3.11 series kept these offsets stable (checked on 3.11.2 and 3.11.7).
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython311 = [] {
+  Layout layout;
+  layout.name = "3.11";
+  layout.source_tag = "v3.11.7";
+  layout.major = 3;
+  layout.minor = 11;
+
+  layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.gil_last_holder = 368;   // ceval.gil.last_holder
+  layout.runtime.gil_locked = 376;        // ceval.gil.locked
+
+  layout.interpreter.next = 0;
+  layout.interpreter.threads_head = 16;
+  layout.interpreter.id = 48;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 152;
+  layout.thread_state.native_thread_id = 160;
+  layout.thread_state.frame_path[0] = 56;  // PyThreadState.cframe
+  layout.thread_state.frame_path[1] = 8;   // _PyCFrame.current_frame
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kPrevInstr;
+  layout.frame.code = 32;         // f_code
+  layout.frame.previous = 48;
+  layout.frame.instruction = 56;  // prev_instr
+  layout.frame.is_entry = 68;
+  layout.frame.owner = 69;
+  layout.frame.localsplus = 72;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 72;
+  layout.code.filename = 112;
+  layout.code.name = 120;
+  layout.code.qualname = 128;
+  layout.code.line_table = 136;
+  layout.code.code_adaptive = 184;
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.ascii_data = 48;    // sizeof(PyASCIIObject), which still has wstr in 3.11
+  layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

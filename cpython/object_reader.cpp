@@ -1,0 +1,116 @@
+#include "cpython/object_reader.h"
+
+#include <algorithm>
+
+namespace hangpy::cpython {
+namespace {
+
+void append_utf8(std::string& out, uint32_t code_point) {
+  if (code_point < 0x80) {
+    out.push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (code_point >> 6)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3f)));
+  } else if (code_point < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (code_point >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3f)));
+  } else if (code_point < 0x110000) {
+    out.push_back(static_cast<char>(0xf0 | (code_point >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3f)));
+  } else {
+    out += "\xef\xbf\xbd";  // U+FFFD: the target held no valid code point
+  }
+}
+
+}  // namespace
+
+Expected<uint64_t> ObjectReader::type_of(uint64_t object) const {
+  if (object == 0) return make_error(ErrorKind::kCorrupt, "null object pointer");
+  return read_pointer(memory_, object + layout_.object.ob_type);
+}
+
+Expected<std::string> ObjectReader::type_name(uint64_t object) const {
+  auto type = type_of(object);
+  if (!type) return std::unexpected(type.error());
+  if (auto cached = type_names_.find(*type); cached != type_names_.end()) return cached->second;
+  auto name_pointer = read_pointer(memory_, *type + layout_.object.tp_name);
+  if (!name_pointer) return std::unexpected(name_pointer.error());
+  auto name = read_c_string(memory_, *name_pointer, kMaxTypeName);
+  if (!name) return std::unexpected(name.error());
+  type_names_.emplace(*type, *name);
+  return *name;
+}
+
+Expected<void> ObjectReader::expect_type(uint64_t object, std::string_view expected_name) const {
+  auto name = type_name(object);
+  if (!name) return std::unexpected(name.error());
+  if (*name != expected_name) {
+    return make_error(ErrorKind::kCorrupt,
+                      fmt::format("expected a '{}' object, found '{}'", expected_name, *name),
+                      object);
+  }
+  return {};
+}
+
+Expected<std::vector<std::byte>> ObjectReader::read_bytes(uint64_t object, size_t cap) const {
+  auto size = read_value<int64_t>(memory_, object + layout_.bytes.size);
+  if (!size) return std::unexpected(size.error());
+  if (*size < 0) return make_error(ErrorKind::kCorrupt, "negative bytes size", object);
+  size_t length = std::min<uint64_t>(static_cast<uint64_t>(*size), cap);
+  return cpython::read_bytes(memory_, object + layout_.bytes.data, length);
+}
+
+Expected<std::string> ObjectReader::read_string(uint64_t object) const {
+  if (layout_.string.model == StringModel::kBytes) {
+    auto bytes = read_value<int64_t>(memory_, object + layout_.string.length);
+    if (!bytes) return std::unexpected(bytes.error());
+    if (*bytes < 0) return make_error(ErrorKind::kCorrupt, "negative str size", object);
+    size_t length = std::min<uint64_t>(static_cast<uint64_t>(*bytes), kMaxStringCodePoints);
+    auto data = cpython::read_bytes(memory_, object + layout_.string.bytes_data, length);
+    if (!data) return std::unexpected(data.error());
+    return std::string(reinterpret_cast<const char*>(data->data()), data->size());
+  }
+  return read_pep393_string(object);
+}
+
+Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
+  const StringLayout& s = layout_.string;
+  auto length = read_value<int64_t>(memory_, object + s.length);
+  auto state = read_value<uint32_t>(memory_, object + s.state);
+  if (!length) return std::unexpected(length.error());
+  if (!state) return std::unexpected(state.error());
+  if (*length < 0) return make_error(ErrorKind::kCorrupt, "negative str length", object);
+  unsigned kind = (*state >> s.kind_shift) & 0x7;
+  bool compact = (*state >> s.compact_shift) & 1;
+  bool ascii = (*state >> s.ascii_shift) & 1;
+  if (kind != 1 && kind != 2 && kind != 4)
+    return make_error(ErrorKind::kCorrupt, fmt::format("str of unknown kind {}", kind), object);
+
+  uint64_t data_address;
+  if (compact) {
+    data_address = object + (ascii ? s.ascii_data : s.compact_data);
+  } else {
+    // A legacy (non-compact) string keeps a pointer to its data right after the compact header.
+    auto pointer = read_pointer(memory_, object + s.compact_data);
+    if (!pointer) return std::unexpected(pointer.error());
+    data_address = *pointer;
+  }
+  size_t count = std::min<uint64_t>(static_cast<uint64_t>(*length), kMaxStringCodePoints);
+  auto raw = cpython::read_bytes(memory_, data_address, count * kind);
+  if (!raw) return std::unexpected(raw.error());
+
+  std::string text;
+  text.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t code_point = 0;
+    for (unsigned b = 0; b < kind; ++b)
+      code_point |= static_cast<uint32_t>((*raw)[i * kind + b]) << (8 * b);
+    append_utf8(text, code_point);
+  }
+  return text;
+}
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,46 @@
+// Reads CPython objects out of a target: type names, str and bytes. Every size taken from the
+// target is capped before use; results for type names are cached by type address.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cpython/address_space.h"
+#include "cpython/layout.h"
+
+namespace hangpy::cpython {
+
+inline constexpr size_t kMaxStringCodePoints = 4096;  // file names, function names
+inline constexpr size_t kMaxBytesObject = 1 << 22;     // line tables, bytecode
+inline constexpr size_t kMaxTypeName = 256;
+
+class ObjectReader {
+ public:
+  ObjectReader(const AddressSpace& memory, const Layout& layout)
+      : memory_(memory), layout_(layout) {}
+
+  const AddressSpace& memory() const { return memory_; }
+  const Layout& layout() const { return layout_; }
+
+  Expected<uint64_t> type_of(uint64_t object) const;
+  // tp_name of the object's type ("code", "frame", "str").
+  Expected<std::string> type_name(uint64_t object) const;
+  // Fails with kCorrupt when the object is not of the type named.
+  Expected<void> expect_type(uint64_t object, std::string_view expected_name) const;
+
+  // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints.
+  Expected<std::string> read_string(uint64_t object) const;
+  // The contents of a bytes (Python 2: str) object, at most `cap` bytes.
+  Expected<std::vector<std::byte>> read_bytes(uint64_t object, size_t cap = kMaxBytesObject) const;
+
+ private:
+  Expected<std::string> read_pep393_string(uint64_t object) const;
+
+  const AddressSpace& memory_;
+  const Layout& layout_;
+  mutable std::unordered_map<uint64_t, std::string> type_names_;
+};
+
+}  // namespace hangpy::cpython

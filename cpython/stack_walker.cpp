@@ -1,0 +1,224 @@
+#include "cpython/stack_walker.h"
+
+#include <unordered_set>
+
+#include "cpython/line_table.h"
+
+namespace hangpy::cpython {
+namespace {
+
+template <typename T>
+Expected<T> read_field(const AddressSpace& memory, uint64_t base, int32_t offset) {
+  if (offset == kAbsent) return make_error(ErrorKind::kUnsupported, "field absent in this layout");
+  return read_value<T>(memory, base + static_cast<uint64_t>(offset));
+}
+
+}  // namespace
+
+StackWalker::StackWalker(const AddressSpace& memory, const Layout& layout)
+    : memory_(memory), layout_(layout), objects_(memory, layout) {}
+
+Expected<std::vector<uint64_t>> StackWalker::thread_states(uint64_t interpreter) const {
+  const auto& t = layout_.thread_state;
+  auto head = read_field<uint64_t>(memory_, interpreter, layout_.interpreter.threads_head);
+  if (!head) return std::unexpected(head.error());
+  std::vector<uint64_t> states;
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t state = *head; state != 0; ) {
+    if (!seen.insert(state).second)
+      return make_error(ErrorKind::kCorrupt, "thread state list loops", state);
+    if (states.size() >= kMaxThreadsPerInterpreter)
+      return make_error(ErrorKind::kCorrupt, "thread state list too long", state);
+    states.push_back(state);
+    auto next = read_field<uint64_t>(memory_, state, t.next);
+    if (!next) return std::unexpected(next.error());
+    state = *next;
+  }
+  return states;
+}
+
+std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpreter,
+                                                         std::vector<std::string>& warnings) {
+  std::vector<PythonThread> threads;
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t interp = first_interpreter; interp != 0;) {
+    if (!seen.insert(interp).second || seen.size() > kMaxInterpreters) {
+      warnings.push_back(fmt::format("interpreter list loops or is too long at 0x{:x}", interp));
+      break;
+    }
+    int64_t id = read_field<int64_t>(memory_, interp, layout_.interpreter.id).value_or(0);
+    auto states = thread_states(interp);
+    if (!states) {
+      warnings.push_back(fmt::format("interpreter {}: cannot list threads: {}", id,
+                                     states.error().describe()));
+    } else {
+      for (uint64_t state : *states) threads.push_back(walk_thread(state, id));
+    }
+    auto next = read_field<uint64_t>(memory_, interp, layout_.interpreter.next);
+    if (!next) {
+      warnings.push_back(fmt::format("cannot read the next interpreter: {}",
+                                     next.error().describe()));
+      break;
+    }
+    interp = *next;
+  }
+  return threads;
+}
+
+Expected<uint64_t> StackWalker::innermost_frame(uint64_t thread_state) const {
+  uint64_t pointer = thread_state;
+  for (int32_t offset : layout_.thread_state.frame_path) {
+    if (offset == kAbsent) break;
+    auto next = read_value<uint64_t>(memory_, pointer + static_cast<uint64_t>(offset));
+    if (!next) return std::unexpected(next.error());
+    pointer = *next;
+    if (pointer == 0) return 0;  // no frame: the thread runs no Python code now
+  }
+  return pointer;
+}
+
+PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter_id) {
+  const auto& t = layout_.thread_state;
+  PythonThread thread;
+  thread.thread_state = thread_state;
+  thread.interpreter_id = interpreter_id;
+  if (auto id = read_field<uint64_t>(memory_, thread_state, t.thread_id)) thread.thread_id = *id;
+  if (t.native_thread_id != kAbsent) {
+    if (auto lwp = read_field<uint64_t>(memory_, thread_state, t.native_thread_id))
+      thread.native_thread_id = *lwp;
+  }
+
+  auto frame = innermost_frame(thread_state);
+  if (!frame) {
+    thread.error = frame.error();
+    return thread;
+  }
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t address = *frame; address != 0;) {
+    if (!seen.insert(address).second) {
+      thread.error = Error{ErrorKind::kCorrupt, "frame chain loops", address};
+      break;
+    }
+    if (seen.size() > kMaxFramesPerThread) {
+      thread.error = Error{ErrorKind::kCorrupt, "frame chain too long", address};
+      break;
+    }
+    auto raw = read_raw_frame(address);
+    if (!raw) {
+      thread.error = raw.error();
+      break;
+    }
+    if (!raw->skip) {
+      auto decoded = decode_frame(address, *raw);
+      if (!decoded) {
+        thread.error = decoded.error();
+        break;
+      }
+      thread.frames.push_back(std::move(*decoded));
+    }
+    address = raw->previous;
+  }
+  return thread;
+}
+
+Expected<StackWalker::RawFrame> StackWalker::read_raw_frame(uint64_t frame) const {
+  const FrameLayout& f = layout_.frame;
+  RawFrame raw;
+  auto previous = read_field<uint64_t>(memory_, frame, f.previous);
+  if (!previous) return std::unexpected(previous.error());
+  raw.previous = *previous;
+  if (f.owner != kAbsent) {
+    auto owner = read_field<int8_t>(memory_, frame, f.owner);
+    if (!owner) return std::unexpected(owner.error());
+    if (f.owner_by_c_stack != kAbsent && *owner == f.owner_by_c_stack) {
+      raw.skip = true;  // a shim frame: the eval loop's own bookkeeping, no Python code
+      raw.is_entry = true;
+      return raw;
+    }
+  }
+  if (f.is_entry != kAbsent) {
+    auto entry = read_field<uint8_t>(memory_, frame, f.is_entry);
+    if (!entry) return std::unexpected(entry.error());
+    raw.is_entry = *entry != 0;
+  }
+  auto code = read_field<uint64_t>(memory_, frame, f.code);
+  if (!code) return std::unexpected(code.error());
+  raw.code = *code;
+  auto offset = read_instruction_offset(frame, raw.code);
+  if (!offset) return std::unexpected(offset.error());
+  raw.instruction_offset = *offset;
+  return raw;
+}
+
+Expected<int64_t> StackWalker::read_instruction_offset(uint64_t frame, uint64_t code) const {
+  const FrameLayout& f = layout_.frame;
+  switch (f.instruction_kind) {
+    case InstructionKind::kLastiBytes:
+    case InstructionKind::kLastiCodeUnits: {
+      auto lasti = read_field<int32_t>(memory_, frame, f.instruction);
+      if (!lasti) return std::unexpected(lasti.error());
+      return f.instruction_kind == InstructionKind::kLastiBytes ? *lasti : int64_t{*lasti} * 2;
+    }
+    case InstructionKind::kPrevInstr:
+    case InstructionKind::kCurrentInstr: {
+      auto pointer = read_field<uint64_t>(memory_, frame, f.instruction);
+      if (!pointer) return std::unexpected(pointer.error());
+      uint64_t bytecode = code + static_cast<uint64_t>(layout_.code.code_adaptive);
+      return static_cast<int64_t>(*pointer - bytecode);
+    }
+  }
+  return make_error(ErrorKind::kUnsupported, "unknown instruction kind");
+}
+
+Expected<const StackWalker::CodeInfo*> StackWalker::code_info(uint64_t code) {
+  if (auto cached = codes_.find(code); cached != codes_.end()) return &cached->second;
+  if (auto ok = objects_.expect_type(code, "code"); !ok) return std::unexpected(ok.error());
+  const CodeLayout& c = layout_.code;
+  CodeInfo info;
+  auto read_string_field = [&](int32_t offset) -> Expected<std::string> {
+    auto object = read_field<uint64_t>(memory_, code, offset);
+    if (!object) return std::unexpected(object.error());
+    return objects_.read_string(*object);
+  };
+  auto file = read_string_field(c.filename);
+  if (!file) return std::unexpected(file.error());
+  auto function = read_string_field(c.name);
+  if (!function) return std::unexpected(function.error());
+  info.file = std::move(*file);
+  info.function = std::move(*function);
+  info.qualname = info.function;
+  if (c.qualname != kAbsent) {
+    if (auto qualname = read_string_field(c.qualname)) info.qualname = std::move(*qualname);
+  }
+  auto first_line = read_field<int32_t>(memory_, code, c.first_line);
+  if (!first_line) return std::unexpected(first_line.error());
+  info.first_line = *first_line;
+  // A missing line table costs only the line number, not the frame.
+  if (auto table = read_field<uint64_t>(memory_, code, c.line_table)) {
+    if (auto bytes = objects_.read_bytes(*table)) info.line_table = std::move(*bytes);
+  }
+  return &codes_.emplace(code, std::move(info)).first->second;
+}
+
+Expected<PythonFrame> StackWalker::decode_frame(uint64_t frame, const RawFrame& raw) {
+  auto info = code_info(raw.code);
+  if (!info) return std::unexpected(info.error());
+  PythonFrame decoded;
+  decoded.address = frame;
+  decoded.code_address = raw.code;
+  decoded.file = (*info)->file;
+  decoded.function = (*info)->function;
+  decoded.qualname = (*info)->qualname;
+  decoded.first_line = (*info)->first_line;
+  decoded.is_entry = raw.is_entry;
+  if (raw.instruction_offset < 0) {
+    decoded.line = decoded.first_line;  // the frame has not started running its code yet
+  } else {
+    decoded.line = line_for_offset(layout_.code.line_table_kind, (*info)->line_table,
+                                   decoded.first_line, raw.instruction_offset,
+                                   layout_.code.lnotab_signed);
+  }
+  return decoded;
+}
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,19 @@
+#include "cpython/stacks.h"
+
+#include <algorithm>
+
+namespace hangpy::cpython {
+
+std::string PythonVersion::text() const {
+  std::string text = micro >= 0 ? fmt::format("{}.{}.{}", major, minor, micro)
+                                : fmt::format("{}.{}", major, minor);
+  if (free_threaded) text += "t";
+  return text;
+}
+
+bool ProcessStacks::partial() const {
+  return std::any_of(threads.begin(), threads.end(),
+                     [](const PythonThread& thread) { return thread.error.has_value(); });
+}
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,55 @@
+// What the engine finds: interpreters, threads and their Python frames. Plain data, no target
+// pointers to follow; formatters (report/) and shells read it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cpython/layout.h"
+
+namespace hangpy::cpython {
+
+struct PythonFrame {
+  uint64_t address = 0;       // the frame struct (PyFrameObject or _PyInterpreterFrame)
+  uint64_t code_address = 0;  // its code object
+  std::string file;
+  std::string function;  // co_name
+  std::string qualname;  // co_qualname where the version has it, else co_name
+  std::optional<int> line;
+  int first_line = 0;
+  bool is_entry = false;  // the outermost frame of one eval-loop call (native stack splicing)
+};
+
+struct PythonThread {
+  uint64_t thread_state = 0;
+  int64_t interpreter_id = 0;
+  uint64_t thread_id = 0;                       // threading.get_ident()
+  std::optional<uint64_t> native_thread_id;     // the LWP
+  std::optional<std::string> name;              // threading.Thread.name, where known
+  bool holds_gil = false;
+  std::vector<PythonFrame> frames;              // innermost first
+  std::optional<Error> error;                   // why the frame chain ended early
+};
+
+struct PythonVersion {
+  int major = 0;
+  int minor = 0;
+  int micro = -1;  // -1: unknown
+  bool free_threaded = false;
+  std::string text() const;  // "3.11.7", "3.13t"
+};
+
+struct ProcessStacks {
+  PythonVersion version;
+  std::string version_source;   // how the version was found ("Py_Version", "--python", ...)
+  const Layout* layout = nullptr;
+  uint64_t runtime_address = 0;
+  std::vector<PythonThread> threads;
+  std::vector<std::string> warnings;
+  bool partial() const;  // some thread's chain ended on an error
+};
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,41 @@
+// What the engine needs from a process or core besides memory: where symbols are, which threads
+// exist and which files are mapped. Each shell (coreanalyze, gdbplugin) adapts its target to this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cpython/address_space.h"
+
+namespace hangpy::cpython {
+
+// One OS thread of the target.
+struct NativeThread {
+  int64_t lwp = 0;
+  uint64_t fs_base = 0;  // x86-64 thread pointer: glibc's `struct pthread` lives there
+  uint64_t pc = 0;
+  uint64_t sp = 0;
+};
+
+// A file mapped into the target (an executable or a shared library).
+struct MappedModule {
+  std::string path;        // as the target recorded it
+  uint64_t start = 0;      // lowest mapped address
+  uint64_t end = 0;        // one past the highest mapped address
+  uint64_t load_bias = 0;  // runtime address minus the ELF file's virtual address
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual const AddressSpace& memory() const = 0;
+  // The runtime address of a data symbol, searched in every mapped module (the executable first).
+  virtual std::optional<uint64_t> find_symbol(std::string_view name) const = 0;
+  virtual std::vector<NativeThread> threads() const = 0;
+  virtual std::vector<MappedModule> modules() const = 0;
+};
+
+}  // namespace hangpy::cpython

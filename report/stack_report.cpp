@@ -1,0 +1,79 @@
+#include "report/stack_report.h"
+
+#include <fmt/format.h>
+
+namespace hangpy::report {
+namespace {
+
+struct Colors {
+  const char* file = "";
+  const char* function = "";
+  const char* header = "";
+  const char* warning = "";
+  const char* reset = "";
+};
+
+Colors colors_for(const TextStyle& style) {
+  if (!style.color) return {};
+  return Colors{"\033[32m", "\033[36m", "\033[1m", "\033[33m", "\033[0m"};
+}
+
+std::string format_frame(const cpython::PythonFrame& frame, SourceReader* sources,
+                         const Colors& c) {
+  std::string line = frame.line ? std::to_string(*frame.line) : "?";
+  std::string text = fmt::format("  File \"{}{}{}\", line {}, in {}{}{}\n", c.file, frame.file,
+                                 c.reset, line, c.function, frame.qualname, c.reset);
+  if (sources && frame.line) {
+    if (auto source = sources->line(frame.file, *frame.line); source && !source->empty())
+      text += fmt::format("    {}\n", *source);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style) {
+  Colors c = colors_for(style);
+  std::string text = fmt::format("{}Thread 0x{:x}", c.header, thread.thread_id);
+  if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
+  if (thread.name) text += fmt::format(" \"{}\"", *thread.name);
+  if (thread.interpreter_id != 0) text += fmt::format(" interpreter {}", thread.interpreter_id);
+  if (thread.holds_gil) text += " [holds the GIL]";
+  return text + c.reset;
+}
+
+std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
+                             const TextStyle& style) {
+  Colors c = colors_for(style);
+  std::string text;
+  if (thread.frames.empty() && !thread.error) return "  (no Python frames)\n";
+  std::string error_line;
+  if (thread.error) {
+    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, thread.error->describe(),
+                             c.reset);
+  }
+  if (style.most_recent_first) {
+    text += "Traceback (most recent call first):\n";
+    for (const auto& frame : thread.frames) text += format_frame(frame, sources, c);
+    text += error_line;
+  } else {
+    text += "Traceback (most recent call last):\n";
+    text += error_line;  // the outermost frames are the ones that could not be read
+    for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
+      text += format_frame(*it, sources, c);
+  }
+  return text;
+}
+
+std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
+                           const TextStyle& style) {
+  std::string text;
+  for (const auto& thread : stacks.threads) {
+    text += format_thread_header(thread, style) + "\n";
+    text += format_traceback(thread, sources, style);
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace hangpy::report

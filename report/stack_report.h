@@ -1,0 +1,28 @@
+// The one formatter of Python stacks, for coreanalyze and the gdb extension alike, so both print
+// the same text for the same process. Pure string building; the caller decides where it goes.
+#pragma once
+
+#include <string>
+
+#include "cpython/stacks.h"
+#include "report/source_reader.h"
+
+namespace hangpy::report {
+
+struct TextStyle {
+  bool color = false;
+  bool most_recent_first = false;  // libpython's py-bt order; tracebacks put it last
+};
+
+// "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.
+std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
+                             const TextStyle& style);
+
+// The thread's header line: thread id, LWP, name, GIL.
+std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style);
+
+// Every thread: header, traceback, blank line.
+std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
+                           const TextStyle& style);
+
+}  // namespace hangpy::report
