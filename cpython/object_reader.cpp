@@ -56,6 +56,7 @@ Expected<void> ObjectReader::expect_type(uint64_t object, std::string_view expec
 }
 
 Expected<std::vector<std::byte>> ObjectReader::read_bytes(uint64_t object, size_t cap) const {
+  if (object == 0) return make_error(ErrorKind::kCorrupt, "null bytes pointer");
   auto size = read_value<int64_t>(memory_, object + layout_.bytes.size);
   if (!size) return std::unexpected(size.error());
   if (*size < 0) return make_error(ErrorKind::kCorrupt, "negative bytes size", object);
@@ -64,6 +65,7 @@ Expected<std::vector<std::byte>> ObjectReader::read_bytes(uint64_t object, size_
 }
 
 Expected<std::string> ObjectReader::read_string(uint64_t object) const {
+  if (object == 0) return make_error(ErrorKind::kCorrupt, "null str pointer");
   if (layout_.string.model == StringModel::kBytes) {
     auto bytes = read_value<int64_t>(memory_, object + layout_.string.length);
     if (!bytes) return std::unexpected(bytes.error());

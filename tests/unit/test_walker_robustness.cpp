@@ -1,0 +1,107 @@
+// The walker on corrupt memory: cycles, dangling pointers and wrong types end a chain with an
+// error that names the address; they never loop, crash or throw.
+#include <gtest/gtest.h>
+
+#include "cpython/layouts/all_layouts.h"
+#include "cpython/stack_walker.h"
+#include "memory_image.h"
+
+using namespace hangpy;
+using namespace hangpy::cpython;
+
+namespace {
+
+constexpr uint64_t kInterp = 0x10000;
+constexpr uint64_t kThread = 0x20000;
+constexpr uint64_t kCFrame = 0x30000;
+constexpr uint64_t kFrames = 0x40000;  // frames are 0x100 apart from here
+constexpr uint64_t kCode = 0x50000;
+constexpr uint64_t kType = 0x60000;
+
+// A thread whose frames are laid out by the 3.11 table; `code` is what every frame runs.
+class CorruptChains : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    layout_ = find_layout(3, 11, false);
+    ASSERT_NE(layout_, nullptr);
+    for (uint64_t region : {kInterp, kThread, kCFrame, kFrames, kCode, kType})
+      image_.map(region, 0x1000);
+    image_.put<uint64_t>(kInterp + layout_->interpreter.threads_head, kThread);
+    image_.put<uint64_t>(kThread + layout_->thread_state.frame_path[0], kCFrame);
+    image_.put<uint64_t>(kCFrame + layout_->thread_state.frame_path[1], kFrames);
+    image_.put<uint64_t>(kType + layout_->object.tp_name, kType + 0x800);
+    image_.put_string(kType + 0x800, "code");
+    image_.put<uint64_t>(kCode + layout_->object.ob_type, kType);
+    put_ascii_string(kCode + 0x200, "f.py");
+    image_.put<uint64_t>(kCode + layout_->code.filename, kCode + 0x200);
+    image_.put<uint64_t>(kCode + layout_->code.name, kCode + 0x200);
+  }
+  // A compact ASCII str: kind 1, compact and ascii bits set in `state`.
+  void put_ascii_string(uint64_t address, const std::string& text) {
+    const StringLayout& s = layout_->string;
+    image_.put<int64_t>(address + s.length, static_cast<int64_t>(text.size()));
+    image_.put<uint32_t>(address + s.state,
+                         (1u << s.kind_shift) | (1u << s.compact_shift) | (1u << s.ascii_shift));
+    image_.put_string(address + s.ascii_data, text);
+  }
+  uint64_t frame(int index) const { return kFrames + 0x100 * static_cast<uint64_t>(index); }
+  void link(int from, uint64_t to) {
+    image_.put<uint64_t>(frame(from) + layout_->frame.previous, to);
+    image_.put<uint64_t>(frame(from) + layout_->frame.code, kCode);
+  }
+
+  const Layout* layout_ = nullptr;
+  test_support::MemoryImage image_;
+};
+
+TEST_F(CorruptChains, FrameCycleEndsTheChainWithAnError) {
+  link(0, frame(1));
+  link(1, frame(2));
+  link(2, frame(0));  // back to the start
+  StackWalker walker(image_, *layout_);
+  PythonThread thread = walker.walk_thread(kThread, 0);
+  ASSERT_TRUE(thread.error.has_value());
+  EXPECT_EQ(thread.error->kind, ErrorKind::kCorrupt);
+  EXPECT_EQ(thread.error->address, frame(0));
+}
+
+TEST_F(CorruptChains, DanglingPreviousPointerKeepsTheFramesBeforeIt) {
+  link(0, frame(1));
+  link(1, 0xdead0000);
+  StackWalker walker(image_, *layout_);
+  PythonThread thread = walker.walk_thread(kThread, 0);
+  ASSERT_TRUE(thread.error.has_value());
+  EXPECT_EQ(thread.error->kind, ErrorKind::kUnmapped);
+  EXPECT_EQ(thread.error->address, 0xdead0000 + layout_->frame.previous);
+}
+
+TEST_F(CorruptChains, ObjectOfTheWrongTypeIsNotTakenForCode) {
+  image_.put_string(kType + 0x800, "dict");
+  link(0, 0);
+  StackWalker walker(image_, *layout_);
+  PythonThread thread = walker.walk_thread(kThread, 0);
+  ASSERT_TRUE(thread.error.has_value());
+  EXPECT_NE(thread.error->message.find("'dict'"), std::string::npos);
+  EXPECT_TRUE(thread.frames.empty());
+}
+
+TEST_F(CorruptChains, ThreadListCycleIsReported) {
+  image_.put<uint64_t>(kThread + layout_->thread_state.next, kThread);
+  StackWalker walker(image_, *layout_);
+  auto states = walker.thread_states(kInterp);
+  ASSERT_FALSE(states.has_value());
+  EXPECT_EQ(states.error().kind, ErrorKind::kCorrupt);
+}
+
+TEST_F(CorruptChains, InterpreterCycleGivesAWarningNotALoop) {
+  image_.put<uint64_t>(kInterp + layout_->interpreter.next, kInterp);
+  link(0, 0);
+  StackWalker walker(image_, *layout_);
+  std::vector<std::string> warnings;
+  auto threads = walker.walk_interpreters(kInterp, warnings);
+  EXPECT_EQ(threads.size(), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("loops"), std::string::npos);
+}
+
+}  // namespace
