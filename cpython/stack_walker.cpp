@@ -52,7 +52,9 @@ std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpre
       warnings.push_back(fmt::format("interpreter {}: cannot list threads: {}", id,
                                      states.error().describe()));
     } else {
-      for (uint64_t state : *states) threads.push_back(walk_thread(state, id));
+      // New thread states are pushed at the head: walk from the tail so the main thread is first.
+      for (auto it = states->rbegin(); it != states->rend(); ++it)
+        threads.push_back(walk_thread(*it, id));
     }
     auto next = read_field<uint64_t>(memory_, interp, layout_.interpreter.next);
     if (!next) {
