@@ -57,7 +57,9 @@ INSTANTIATE_TEST_SUITE_P(Versions, LineTableFromInterpreter,
                          ::testing::Values("py27.json", "py36.json", "py37.json", "py38.json",
                                            "py39.json", "py310.json", "py311.json", "py312.json",
                                            "py313.json"),
-                         [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
+                         [](const auto& param_info) {
+                           return param_info.param.substr(0, param_info.param.find('.'));
+                         });
 
 TEST(LineTable, MalformedLocationTableGivesNoLine) {
   std::vector<std::byte> garbage = {std::byte{0x01}, std::byte{0x02}};  // no high bit: not an entry

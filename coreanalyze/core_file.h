@@ -1,0 +1,109 @@
+// An x86-64 Linux ELF core file: its memory segments, threads and process notes. The file is
+// memory-mapped through libelf (never read whole); every size and count from the notes is
+// bounds-checked. A core truncated on disk still opens: what is missing reads as kNotSaved.
+#pragma once
+
+#include <sys/user.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "symbols/elf_file.h"
+
+namespace hangpy::coreanalyze {
+
+// A PT_LOAD of the core: [vaddr, vaddr + memsz) was mapped in the process, the first
+// available_bytes of it are in the core file.
+struct CoreSegment {
+  uint64_t vaddr = 0;
+  uint64_t memsz = 0;
+  uint64_t file_offset = 0;
+  uint64_t filesz = 0;           // what the core meant to save (clamped to memsz)
+  uint32_t flags = 0;            // PF_R | PF_W | PF_X: the mapping's protection at dump time
+  uint64_t available_bytes = 0;  // what the file on disk really holds (less when truncated)
+};
+
+// One NT_PRSTATUS note.
+struct CoreThread {
+  int64_t lwp = 0;
+  int current_signal = 0;
+  user_regs_struct registers{};  // all general registers, including fs_base
+};
+
+// One NT_FILE entry: [start, end) maps `path` from file offset file_page_offset * page_size.
+struct FileMapping {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t file_page_offset = 0;  // in units of CoreFile::page_size(), as the kernel records it
+  std::string path;
+};
+
+class CoreFile {
+ public:
+  // Errors: kIo (cannot open or map), kInvalidInput (empty, not ELF, not a core, not x86-64).
+  static Expected<std::unique_ptr<CoreFile>> open(const std::string& path);
+
+  const std::string& path() const { return elf_->path(); }
+  // Sorted by vaddr.
+  const std::vector<CoreSegment>& segments() const { return segments_; }
+  const std::vector<CoreThread>& threads() const { return threads_; }
+
+  // NT_PRPSINFO / NT_SIGINFO facts; absent when the core lacks the note.
+  std::optional<int64_t> pid() const { return pid_; }
+  const std::string& command() const { return command_; }      // pr_fname
+  const std::string& arguments() const { return arguments_; }  // pr_psargs
+  std::optional<int> signal() const { return signal_; }
+
+  // NT_AUXV as (AT_* key, value) pairs, in note order, without the AT_NULL terminator.
+  const std::vector<std::pair<uint64_t, uint64_t>>& auxv() const { return auxv_; }
+  std::optional<uint64_t> auxv_value(uint64_t key) const;
+  // The AT_EXECFN string, read from the core's memory (absent if that page was not saved).
+  const std::optional<std::string>& execfn() const { return execfn_; }
+
+  // NT_FILE, in note order (ascending addresses, as the kernel writes it).
+  const std::vector<FileMapping>& file_mappings() const { return file_mappings_; }
+  uint64_t page_size() const { return page_size_; }
+
+  // Problems found while opening that still let analysis go on (one line each).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Memory saved in the core. Fills all of `out` or fails with the first address that could not
+  // be read: kNotSaved (mapped but not in the core, or cut off by truncation) or kUnmapped (no
+  // segment). On failure the bytes before that address have been filled.
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const;
+
+  // The segment containing `address`, if any.
+  const CoreSegment* segment_containing(uint64_t address) const;
+
+ private:
+  explicit CoreFile(std::unique_ptr<symbols::ElfFile> elf) : elf_(std::move(elf)) {}
+  void read_segments();
+  void read_notes();
+  void read_note(const symbols::ElfNote& note);
+  void read_prstatus(std::span<const std::byte> desc);
+  void read_prpsinfo(std::span<const std::byte> desc);
+  void read_auxv(std::span<const std::byte> desc);
+  void read_nt_file(std::span<const std::byte> desc);
+  std::optional<std::string> read_string(uint64_t address, size_t max_length) const;
+
+  std::unique_ptr<symbols::ElfFile> elf_;
+  std::vector<CoreSegment> segments_;
+  std::vector<CoreThread> threads_;
+  std::optional<int64_t> pid_;
+  std::string command_;
+  std::string arguments_;
+  std::optional<int> signal_;
+  std::vector<std::pair<uint64_t, uint64_t>> auxv_;
+  std::optional<std::string> execfn_;
+  std::vector<FileMapping> file_mappings_;
+  uint64_t page_size_ = 4096;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,121 @@
+// An ELF file (executable, shared object, separate debug file or core) opened read-only through
+// libelf. The file is memory-mapped by libelf, never read whole; every offset, size and count
+// taken from the file is bounds-checked, so a truncated or corrupt file yields errors or empty
+// results, never a crash.
+//
+// Ownership: an ElfFile owns its file descriptor, its libelf handle (and so the mapping) and,
+// for images built from memory, the image buffer. Spans it hands out (ElfNote::desc) point into
+// that mapping and stay valid as long as the ElfFile lives.
+//
+// Thread safety: const methods may be called concurrently (the lazily built symbol indexes are
+// built under std::call_once).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+
+namespace hangpy::symbols {
+
+struct LoadSegment {
+  uint64_t vaddr = 0;
+  uint64_t memsz = 0;
+  uint64_t file_offset = 0;
+  uint64_t filesz = 0;
+  uint32_t flags = 0;  // PF_R | PF_W | PF_X
+};
+
+struct Symbol {
+  std::string name;
+  uint64_t value = 0;  // link-time virtual address (add the module's load bias for runtime)
+  uint64_t size = 0;
+  unsigned char type = 0;  // STT_*
+};
+
+struct ElfNote {
+  std::string name;  // owner, without the terminating NUL ("GNU", "CORE", "LINUX")
+  uint32_t type = 0;
+  std::span<const std::byte> desc;  // points into the ElfFile's image
+};
+
+class ElfFile {
+ public:
+  // Errors: kIo (cannot open or map; the message names the path and the system error),
+  // kInvalidInput (empty file, not an ELF file, unreadable ELF header).
+  static Expected<std::unique_ptr<ElfFile>> open(const std::string& path);
+
+  // An ELF image held in memory, e.g. the first pages of a mapping read from a core. `name`
+  // only labels messages. The image may be cut short; what lies past its end is simply absent.
+  static Expected<std::unique_ptr<ElfFile>> from_image(std::vector<std::byte> image,
+                                                       std::string name);
+
+  ~ElfFile();
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint16_t type() const { return type_; }        // ET_*
+  uint16_t machine() const { return machine_; }  // EM_*
+  uint64_t file_size() const { return image_.size(); }
+  // Lowercase hex of the NT_GNU_BUILD_ID note, if the file has one.
+  const std::optional<std::string>& build_id() const { return build_id_; }
+  // PT_LOAD program headers in file order; filesz is clamped to memsz.
+  const std::vector<LoadSegment>& load_segments() const { return load_segments_; }
+
+  // The notes of every PT_NOTE segment (for files without program headers: SHT_NOTE sections).
+  // Errors: kCorrupt when a note segment lies outside the file.
+  Expected<std::vector<ElfNote>> notes() const;
+
+  // A defined symbol by exact name: .dynsym (through .gnu.hash when present), then .symtab.
+  // When several .symtab entries share a name, a global one wins over a local one.
+  std::optional<Symbol> find_symbol(std::string_view name) const;
+  // The function or object symbol whose [value, value + size) contains vaddr.
+  std::optional<Symbol> symbol_at(uint64_t vaddr) const;
+
+  // The file bytes behind a link-time virtual address. Errors: kNotFound when the range is not
+  // inside one PT_LOAD's file-backed part (.bss, gaps), kCorrupt when the file is too short.
+  Expected<void> read_vaddr(uint64_t vaddr, std::span<std::byte> out) const;
+  // Raw bytes of the file. Errors: kNotFound when the range goes past the end of the file.
+  Expected<void> read_file_offset(uint64_t offset, std::span<std::byte> out) const;
+
+ private:
+  struct Handles;  // the libelf handle and what backs it (fd or owned buffer)
+  struct SymbolTable;
+  struct NamedSymbolIndex;
+  struct AddressIndex;
+
+  ElfFile(std::string path, std::unique_ptr<Handles> handles);
+  static Expected<std::unique_ptr<ElfFile>> finish_open(std::string path,
+                                                        std::unique_ptr<Handles> handles);
+  Expected<void> read_headers();
+  std::optional<SymbolTable> symbol_table(uint32_t section_type) const;
+  std::optional<Symbol> find_dynamic_symbol(std::string_view name) const;
+  const NamedSymbolIndex& named_index() const;
+  const AddressIndex& address_index() const;
+
+  std::string path_;
+  std::unique_ptr<Handles> handles_;
+  std::span<const std::byte> image_;  // the whole file as mapped by libelf
+  uint16_t type_ = 0;
+  uint16_t machine_ = 0;
+  std::optional<std::string> build_id_;
+  std::vector<LoadSegment> load_segments_;
+
+  mutable std::once_flag named_index_once_;
+  mutable std::unique_ptr<NamedSymbolIndex> named_index_;
+  mutable std::once_flag address_index_once_;
+  mutable std::unique_ptr<AddressIndex> address_index_;
+};
+
+// Lowercase hex of raw bytes (build-ids are compared in this form).
+std::string to_hex(std::span<const std::byte> bytes);
+
+}  // namespace hangpy::symbols

@@ -1,0 +1,33 @@
+// Finds, on the analysing machine, the file a core recorded under a path of the machine that
+// dumped it: under a sysroot, in library directories searched by file name, or (with no sysroot)
+// at the recorded path itself.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hangpy::symbols {
+
+class PathResolver {
+ public:
+  // An empty sysroot means "none": the recorded path is then tried as is, last.
+  PathResolver(std::string sysroot, std::vector<std::string> lib_paths);
+
+  // The first candidate that exists as a regular file, in this order: sysroot + recorded_path,
+  // each lib_path + "/" + basename(recorded_path), recorded_path (only without a sysroot).
+  // With an expected build-id, a candidate whose own build-id differs is skipped; one without a
+  // build-id (or not an ELF file) is accepted.
+  std::optional<std::string> resolve(
+      const std::string& recorded_path,
+      const std::optional<std::string>& expected_build_id = {}) const;
+
+  // The candidates resolve() tries, in order (for messages and tests).
+  std::vector<std::string> candidates(const std::string& recorded_path) const;
+
+ private:
+  std::string sysroot_;
+  std::vector<std::string> lib_paths_;
+};
+
+}  // namespace hangpy::symbols

@@ -1,0 +1,431 @@
+// CoreFile and CoreTarget on a real core made during the test: a forked child of this test
+// process starts two threads, writes a known string into a global buffer and aborts (the kernel
+// writes "core" into its temporary working directory); when no core appears there (core_pattern
+// pipes elsewhere) gdb's gcore takes it instead. fork keeps addresses, so the parent knows where
+// the child's buffer and code live.
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "coreanalyze/core_file.h"
+#include "coreanalyze/core_target.h"
+
+// Exported so that the core target finds it through this binary's .symtab.
+extern "C" {
+char hangpy_test_core_marker[64] = "parent value";
+}
+
+namespace hangpy::coreanalyze {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kChildMarker[] = "hangpy core marker 42";
+
+[[gnu::noinline]] int text_probe(int x) { return x * 7 + 3; }
+
+uint64_t address_of(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+
+void* park_thread(void* argument) {
+  const int fd = *static_cast<int*>(argument);
+  const int64_t tid = syscall(SYS_gettid);
+  if (write(fd, &tid, sizeof tid) != sizeof tid) _exit(3);
+  for (;;) pause();
+}
+
+// Runs in the forked child: reports three LWPs, then waits for the parent's word to abort.
+[[noreturn]] void run_child(const std::string& directory, int report_fd, int go_fd) {
+  if (chdir(directory.c_str()) != 0) _exit(2);
+  const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_CORE, &unlimited);
+  prctl(PR_SET_DUMPABLE, 1);
+  std::strcpy(hangpy_test_core_marker, kChildMarker);
+  static int fd;
+  fd = report_fd;
+  for (int i = 0; i < 2; ++i) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, park_thread, &fd) != 0) _exit(4);
+  }
+  const int64_t tid = syscall(SYS_gettid);
+  if (write(report_fd, &tid, sizeof tid) != sizeof tid) _exit(3);
+  char go = 0;
+  if (read(go_fd, &go, 1) != 1) _exit(5);
+  if (go == 'a') {
+    signal(SIGABRT, SIG_DFL);
+    raise(SIGABRT);
+  }
+  for (;;) pause();  // gcore mode: the parent dumps and kills us
+}
+
+struct GeneratedCore {
+  std::string directory;
+  std::string core_path;
+  int64_t pid = 0;
+  std::set<int64_t> lwps;
+  bool by_kernel = false;
+  std::string skip_reason;
+};
+
+std::string self_executable() { return fs::read_symlink("/proc/self/exe").string(); }
+
+bool read_lwps(int fd, std::set<int64_t>& lwps) {
+  while (lwps.size() < 3) {
+    pollfd waiting{fd, POLLIN, 0};
+    if (poll(&waiting, 1, 10000) != 1) return false;
+    int64_t tid = 0;
+    if (read(fd, &tid, sizeof tid) != sizeof tid) return false;
+    lwps.insert(tid);
+  }
+  return true;
+}
+
+// One attempt: the child aborts (kernel core) or is dumped by gcore. Returns the core's path.
+std::optional<std::string> make_core(const std::string& directory, bool use_gcore,
+                                     GeneratedCore& out) {
+  int report[2];
+  int go[2];
+  if (pipe(report) != 0 || pipe(go) != 0) return std::nullopt;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(report[0]);
+    close(go[1]);
+    run_child(directory, report[1], go[0]);
+  }
+  close(report[1]);
+  close(go[0]);
+  out.pid = child;
+  out.lwps.clear();
+  const bool reported = read_lwps(report[0], out.lwps);
+  std::optional<std::string> core;
+  if (reported && !use_gcore) {
+    (void)!write(go[1], "a", 1);
+    int status = 0;
+    waitpid(child, &status, 0);
+    for (const std::string& name : {std::string("core"), "core." + std::to_string(child)}) {
+      if (fs::exists(fs::path(directory) / name)) core = (fs::path(directory) / name).string();
+    }
+  } else {
+    if (reported) {
+      const std::string prefix = (fs::path(directory) / "gcore").string();
+      const std::string command =
+          "gcore -o " + prefix + " " + std::to_string(child) + " >/dev/null 2>&1";
+      if (std::system(command.c_str()) == 0) {
+        const std::string path = prefix + "." + std::to_string(child);
+        if (fs::exists(path)) core = path;
+      }
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  close(report[0]);
+  close(go[1]);
+  return core;
+}
+
+class CoreFileTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    generated_ = new GeneratedCore;
+    std::string pattern = (fs::temp_directory_path() / "hangpy-core-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      generated_->skip_reason = "cannot create a temporary directory";
+      return;
+    }
+    generated_->directory = pattern;
+    if (auto core = make_core(pattern, false, *generated_)) {
+      generated_->core_path = *core;
+      generated_->by_kernel = true;
+    } else if (std::system("command -v gcore >/dev/null 2>&1") != 0) {
+      generated_->skip_reason = "no core from the kernel (core_pattern) and no gcore";
+    } else if (auto gcore = make_core(pattern, true, *generated_)) {
+      generated_->core_path = *gcore;
+    } else {
+      generated_->skip_reason = "neither the kernel nor gcore produced a core";
+    }
+  }
+  static void TearDownTestSuite() {
+    std::error_code ignored;
+    if (!generated_->directory.empty()) fs::remove_all(generated_->directory, ignored);
+    delete generated_;
+    generated_ = nullptr;
+  }
+  void SetUp() override {
+    if (!generated_->skip_reason.empty()) GTEST_SKIP() << generated_->skip_reason;
+    auto core = CoreFile::open(generated_->core_path);
+    ASSERT_TRUE(core) << core.error().describe();
+    core_ = std::move(*core);
+  }
+
+  static std::unique_ptr<CoreTarget> open_target(CoreOptions options = {}) {
+    options.core_path = generated_->core_path;
+    auto target = CoreTarget::open(options);
+    EXPECT_TRUE(target) << target.error().describe();
+    return target ? std::move(*target) : nullptr;
+  }
+  static std::string write_file(const std::string& name, std::span<const std::byte> bytes) {
+    const std::string path = (fs::path(generated_->directory) / name).string();
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
+
+  static GeneratedCore* generated_;
+  std::unique_ptr<CoreFile> core_;
+};
+
+GeneratedCore* CoreFileTest::generated_ = nullptr;
+
+TEST_F(CoreFileTest, ThreadsAreTheChildsLwps) {
+  std::set<int64_t> lwps;
+  for (const CoreThread& thread : core_->threads()) {
+    lwps.insert(thread.lwp);
+    EXPECT_NE(thread.registers.rsp, 0u);
+    EXPECT_NE(thread.registers.fs_base, 0u);
+    EXPECT_NE(core_->segment_containing(thread.registers.rsp), nullptr);
+  }
+  EXPECT_EQ(core_->threads().size(), 3u);
+  EXPECT_EQ(lwps, generated_->lwps);
+}
+
+TEST_F(CoreFileTest, ProcessNotes) {
+  EXPECT_EQ(core_->pid(), generated_->pid);
+  EXPECT_TRUE(self_executable().find(core_->command()) != std::string::npos);
+  EXPECT_FALSE(core_->arguments().empty());
+  if (generated_->by_kernel) {
+    EXPECT_EQ(core_->signal(), SIGABRT);
+  }
+  EXPECT_TRUE(core_->auxv_value(AT_ENTRY));
+  EXPECT_EQ(core_->auxv_value(AT_PAGESZ), static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  ASSERT_TRUE(core_->execfn());
+  EXPECT_EQ(fs::path(*core_->execfn()).filename(), fs::path(self_executable()).filename());
+  EXPECT_EQ(core_->page_size(), static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  const auto& mappings = core_->file_mappings();
+  EXPECT_TRUE(std::any_of(mappings.begin(), mappings.end(),
+                          [](const FileMapping& m) { return m.path == self_executable(); }));
+  EXPECT_TRUE(core_->warnings().empty()) << core_->warnings().front();
+}
+
+TEST_F(CoreFileTest, ReadsTheChildsMemory) {
+  char marker[sizeof kChildMarker] = {};
+  ASSERT_TRUE(
+      core_->read(address_of(hangpy_test_core_marker), std::as_writable_bytes(std::span(marker))));
+  EXPECT_STREQ(marker, kChildMarker);
+  EXPECT_STREQ(hangpy_test_core_marker, "parent value");  // so it did come from the child
+}
+
+TEST_F(CoreFileTest, UnmappedAndUnsavedAddressesAreFaultsWithTheAddress) {
+  std::array<std::byte, 16> buffer{};
+  auto unmapped = core_->read(8, buffer);
+  ASSERT_FALSE(unmapped);
+  EXPECT_EQ(unmapped.error().kind, ErrorKind::kUnmapped);
+  EXPECT_EQ(unmapped.error().address, 8u);
+
+  // An ELF mapping whose first page only was saved: a read across that page's end.
+  for (const CoreSegment& segment : core_->segments()) {
+    if (segment.available_bytes == 0 || segment.available_bytes >= segment.memsz) continue;
+    const uint64_t edge = segment.vaddr + segment.available_bytes;
+    auto across = core_->read(edge - 8, buffer);
+    ASSERT_FALSE(across);
+    EXPECT_EQ(across.error().kind, ErrorKind::kNotSaved);
+    EXPECT_EQ(across.error().address, edge);
+    return;
+  }
+  ADD_FAILURE() << "no partly saved segment in the core";
+}
+
+TEST_F(CoreFileTest, ReadsSpanAdjacentSegments) {
+  const auto& segments = core_->segments();
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    const CoreSegment& a = segments[i];
+    const CoreSegment& b = segments[i + 1];
+    if (a.vaddr + a.memsz != b.vaddr || a.available_bytes != a.memsz || b.available_bytes == 0) {
+      continue;
+    }
+    std::array<std::byte, 16> across{};
+    std::array<std::byte, 8> left{};
+    std::array<std::byte, 8> right{};
+    ASSERT_TRUE(core_->read(b.vaddr - 8, across));
+    ASSERT_TRUE(core_->read(b.vaddr - 8, left));
+    ASSERT_TRUE(core_->read(b.vaddr, right));
+    EXPECT_EQ(std::memcmp(across.data(), left.data(), 8), 0);
+    EXPECT_EQ(std::memcmp(across.data() + 8, right.data(), 8), 0);
+    return;
+  }
+  GTEST_SKIP() << "no two adjacent saved segments in this core";
+}
+
+TEST_F(CoreFileTest, TextIsNotSavedButTheTargetReadsItFromTheFile) {
+  const uint64_t text = address_of(reinterpret_cast<const void*>(&text_probe));
+  std::array<std::byte, 64> expected{};
+  std::memcpy(expected.data(), reinterpret_cast<const void*>(text), expected.size());
+
+  std::array<std::byte, 64> bytes{};
+  auto from_core = core_->read(text, bytes);
+  ASSERT_FALSE(from_core) << "the core saved text pages; the fallback is not exercised";
+  EXPECT_EQ(from_core.error().kind, ErrorKind::kNotSaved);
+
+  auto target = open_target();
+  ASSERT_TRUE(target);
+  ASSERT_TRUE(target->memory().read(text, bytes));
+  EXPECT_EQ(bytes, expected);
+
+  // libc's text comes from libc's file in the same way.
+  const uint64_t libc_text = address_of(reinterpret_cast<const void*>(&getpid));
+  std::memcpy(expected.data(), reinterpret_cast<const void*>(libc_text), expected.size());
+  ASSERT_TRUE(target->memory().read(libc_text, bytes));
+  EXPECT_EQ(bytes, expected);
+}
+
+TEST_F(CoreFileTest, TargetFindsSymbolsModulesAndThreads) {
+  auto target = open_target();
+  ASSERT_TRUE(target);
+  EXPECT_TRUE(target->warnings().empty()) << target->warnings().front();
+  EXPECT_EQ(target->find_symbol("hangpy_test_core_marker"), address_of(hangpy_test_core_marker));
+  EXPECT_FALSE(target->find_symbol("hangpy_no_such_symbol"));
+
+  char marker[sizeof kChildMarker] = {};
+  ASSERT_TRUE(target->memory().read(address_of(hangpy_test_core_marker),
+                                    std::as_writable_bytes(std::span(marker))));
+  EXPECT_STREQ(marker, kChildMarker);
+
+  const auto modules = target->modules();
+  auto executable = std::find_if(modules.begin(), modules.end(),
+                                 [](const auto& m) { return m.path == self_executable(); });
+  ASSERT_NE(executable, modules.end());
+  EXPECT_LE(executable->start, address_of(hangpy_test_core_marker));
+  EXPECT_GT(executable->end, address_of(hangpy_test_core_marker));
+  auto libc = std::find_if(modules.begin(), modules.end(), [](const auto& m) {
+    return m.path.find("/libc.so") != std::string::npos;
+  });
+  ASSERT_NE(libc, modules.end());
+  auto getpid_address = target->find_symbol("getpid");
+  ASSERT_TRUE(getpid_address);
+  EXPECT_GE(*getpid_address, libc->start);
+  EXPECT_LT(*getpid_address, libc->end);
+
+  std::set<int64_t> lwps;
+  for (const auto& thread : target->threads()) lwps.insert(thread.lwp);
+  EXPECT_EQ(lwps, generated_->lwps);
+  EXPECT_EQ(target->process().pid, generated_->pid);
+  EXPECT_EQ(target->process().executable, self_executable());
+  if (generated_->by_kernel) {
+    EXPECT_EQ(target->process().signal, SIGABRT);
+  }
+}
+
+TEST_F(CoreFileTest, MissingFilesAreWarningsNotErrors) {
+  const std::string empty_root = (fs::path(generated_->directory) / "empty-sysroot").string();
+  fs::create_directories(empty_root);
+  CoreOptions options;
+  options.sysroot = empty_root;
+  auto target = open_target(options);
+  ASSERT_TRUE(target);
+  const auto& warnings = target->warnings();
+  auto missing_self = std::find_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w == "cannot find " + self_executable() + " (use --sysroot or --lib-path)";
+  });
+  EXPECT_NE(missing_self, warnings.end());
+  EXPECT_FALSE(target->find_symbol("hangpy_test_core_marker"));
+  // Memory the core saved is still there; text needs the files.
+  std::array<std::byte, 8> bytes{};
+  EXPECT_TRUE(target->memory().read(address_of(hangpy_test_core_marker), bytes));
+  auto text = target->memory().read(address_of(reinterpret_cast<const void*>(&text_probe)), bytes);
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error().kind, ErrorKind::kNotSaved);
+}
+
+TEST_F(CoreFileTest, WrongExecutableGivesBuildIdMismatchWarning) {
+  if (!fs::exists("/bin/true")) GTEST_SKIP() << "/bin/true is missing";
+  CoreOptions options;
+  options.executable = "/bin/true";
+  auto target = open_target(options);
+  ASSERT_TRUE(target);
+  const auto& warnings = target->warnings();
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.starts_with("build-id mismatch for " + self_executable());
+  }));
+  EXPECT_FALSE(target->find_symbol("hangpy_test_core_marker"));
+}
+
+TEST_F(CoreFileTest, TruncatedCoreOpensWithWarningAndFaultsPastTheCut) {
+  std::ifstream in(generated_->core_path, std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  chars.resize(chars.size() / 2);
+  const std::string cut = write_file("truncated-core", std::as_bytes(std::span(chars)));
+
+  auto truncated = CoreFile::open(cut);
+  ASSERT_TRUE(truncated) << truncated.error().describe();
+  ASSERT_FALSE((*truncated)->warnings().empty());
+  EXPECT_TRUE((*truncated)->warnings().front().starts_with("core is truncated: "))
+      << (*truncated)->warnings().front();
+  EXPECT_EQ((*truncated)->threads().size(), 3u);
+
+  std::array<std::byte, 8> bytes{};
+  bool checked_a_cut_segment = false;
+  for (const CoreSegment& segment : (*truncated)->segments()) {
+    if (segment.available_bytes >= segment.filesz) continue;
+    const uint64_t last = segment.vaddr + segment.filesz - bytes.size();
+    auto past_cut = (*truncated)->read(last, bytes);
+    ASSERT_FALSE(past_cut);
+    EXPECT_EQ(past_cut.error().kind, ErrorKind::kNotSaved);
+    // The intact core has those bytes.
+    EXPECT_TRUE(core_->read(last, bytes));
+    checked_a_cut_segment = true;
+  }
+  EXPECT_TRUE(checked_a_cut_segment);
+
+  CoreOptions options;
+  options.core_path = cut;
+  auto target = CoreTarget::open(options);
+  ASSERT_TRUE(target) << target.error().describe();
+  EXPECT_TRUE((*target)->warnings().front().starts_with("core is truncated: "));
+}
+
+TEST(CoreFileErrors, NotACoreIsInvalidInput) {
+  std::string pattern = (fs::temp_directory_path() / "hangpy-notcore-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path directory = pattern;
+  std::ofstream(directory / "empty").flush();
+  std::ofstream(directory / "text") << "this is not an ELF file at all, just some text\n";
+  std::vector<std::string> inputs = {(directory / "empty").string(), (directory / "text").string()};
+  if (fs::exists("/bin/true")) inputs.push_back("/bin/true");
+
+  for (const std::string& input : inputs) {
+    auto core = CoreFile::open(input);
+    ASSERT_FALSE(core) << input;
+    EXPECT_EQ(core.error().kind, ErrorKind::kInvalidInput) << input;
+    EXPECT_EQ(core.error().message.find('\n'), std::string::npos);
+    EXPECT_NE(core.error().message.find(input), std::string::npos);
+    CoreOptions options;
+    options.core_path = input;
+    auto target = CoreTarget::open(options);
+    ASSERT_FALSE(target) << input;
+    EXPECT_EQ(target.error().kind, ErrorKind::kInvalidInput);
+  }
+  if (fs::exists("/bin/true")) {
+    EXPECT_NE(CoreFile::open("/bin/true").error().message.find("not a core file"),
+              std::string::npos);
+  }
+  auto missing = CoreFile::open((directory / "missing").string());
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::kIo);
+  fs::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace hangpy::coreanalyze
