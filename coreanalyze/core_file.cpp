@@ -1,4 +1,5 @@
 #include "coreanalyze/core_file.h"
+#include "coreanalyze/snapshot_note.h"
 
 #include <elf.h>
 #include <fmt/format.h>
@@ -132,6 +133,11 @@ void CoreFile::read_notes() {
 }
 
 void CoreFile::read_note(const symbols::ElfNote& note) {
+  if (note.name == kSnapshotNoteName && note.type == kSnapshotSymbolsNoteType) {
+    snapshot_symbols_ = decode_snapshot_symbols(note.desc);
+    if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");
+    return;
+  }
   if (note.name != "CORE") return;  // "LINUX" notes hold FPU/xstate, which we do not need
   switch (note.type) {
     case NT_PRSTATUS:

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <map>
+
 #include "base/error.h"
 #include "symbols/elf_file.h"
 
@@ -70,6 +72,11 @@ class CoreFile {
   const std::vector<FileMapping>& file_mappings() const { return file_mappings_; }
   uint64_t page_size() const { return page_size_; }
 
+  // The symbol addresses a snapshot core carries (coreanalyze --snapshot); absent in other cores.
+  const std::optional<std::map<std::string, uint64_t>>& snapshot_symbols() const {
+    return snapshot_symbols_;
+  }
+
   // Problems found while opening that still let analysis go on (one line each).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -103,6 +110,7 @@ class CoreFile {
   std::optional<std::string> execfn_;
   std::vector<FileMapping> file_mappings_;
   uint64_t page_size_ = 4096;
+  std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
   std::vector<std::string> warnings_;
 };
 

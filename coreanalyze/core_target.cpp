@@ -100,9 +100,16 @@ class CoreTargetImpl final : public CoreTarget {
 
   const cpython::AddressSpace& memory() const override { return *memory_; }
   const ProcessInfo& process() const override { return process_; }
+  const CoreFile& core() const override { return *core_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
+    // A snapshot answers from the addresses it recorded: it needs none of the binaries.
+    if (const auto& recorded = core_->snapshot_symbols()) {
+      auto it = recorded->find(std::string(name));
+      if (it != recorded->end()) return it->second;
+      return std::nullopt;
+    }
     for (const Module* module : search_order()) {
       if (module->file == nullptr) continue;
       auto symbol = module->file->find_symbol(name);
@@ -215,6 +222,11 @@ void CoreTargetImpl::find_executable() {
 }
 
 void CoreTargetImpl::open_module_files(const CoreOptions& options) {
+  if (core_->snapshot_symbols()) {
+    // A snapshot holds every page its analysis read: the files are neither needed nor looked up.
+    for (Module& module : modules_) module.is_elf = true;
+    return;
+  }
   const symbols::PathResolver resolver(options.sysroot, options.lib_paths);
   if (options.executable && !executable_) {
     warnings_.push_back(fmt::format(

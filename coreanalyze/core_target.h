@@ -14,6 +14,8 @@
 
 namespace hangpy::coreanalyze {
 
+class CoreFile;
+
 struct CoreOptions {
   std::string core_path;
   std::optional<std::string> executable;  // --exe: overrides the executable the core names
@@ -37,6 +39,7 @@ class CoreTarget : public cpython::Target {
   static Expected<std::unique_ptr<CoreTarget>> open(const CoreOptions& options);
 
   virtual const ProcessInfo& process() const = 0;
+  virtual const CoreFile& core() const = 0;
   // Problems that still let analysis go on: truncated segments, binaries not found, build-id
   // mismatches. One line each.
   virtual const std::vector<std::string>& warnings() const = 0;

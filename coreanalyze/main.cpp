@@ -8,8 +8,11 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "coreanalyze/core_file.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/exit_codes.h"
+#include "coreanalyze/recording_target.h"
+#include "coreanalyze/snapshot_writer.h"
 #include "cpython/analyzer.h"
 #include "cpython/version_probe.h"
 #include "report/json_report.h"
@@ -26,6 +29,7 @@ constexpr const char* kVersion = "0.1.0";
 struct CommandLine {
   CoreOptions core;
   std::optional<cpython::PythonVersion> python;
+  std::optional<std::string> snapshot_path;
   bool json = false;
   bool color = false;
 };
@@ -52,6 +56,8 @@ po::options_description visible_options() {
       ("python", po::value<std::string>(), "use the layout of this Python version (X.Y, or X.Yt "
                                            "for free-threaded builds) instead of detecting it")
       ("json", "print JSON (schema: docs/json-schema.md)")
+      ("snapshot", po::value<std::string>(), "also write a small self-contained core to FILE: "
+                                             "only what this analysis read, no binaries needed")
       ("no-color", "never color the text output");
   return options;
 }
@@ -103,6 +109,7 @@ std::optional<int> parse(int argc, char** argv, CommandLine& line) {
       return kExitUsage;
     }
   }
+  if (vm.count("snapshot")) line.snapshot_path = vm["snapshot"].as<std::string>();
   line.json = vm.count("json") > 0;
   line.color = !vm.count("no-color") && isatty(STDOUT_FILENO);
   return std::nullopt;
@@ -164,7 +171,18 @@ int main(int argc, char** argv) {
   }
   cpython::AnalyzeOptions options;
   options.forced_version = line.python;
-  auto stacks = cpython::analyze(**target, options);
+  RecordingTarget recording(**target);
+  const cpython::Target& analyzed =
+      line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
+  auto stacks = cpython::analyze(analyzed, options);
+  if (stacks && line.snapshot_path) {
+    if (auto written = write_snapshot(*line.snapshot_path, (*target)->core(), recording); !written) {
+      fmt::print(stderr, "coreanalyze: {}\n", written.error().describe());
+      return kExitBadInput;
+    }
+    fmt::print(stderr, "coreanalyze: wrote snapshot {} ({} pages)\n", *line.snapshot_path,
+               recording.pages().size());
+  }
   if (!stacks) {
     for (const auto& warning : (*target)->warnings())
       fmt::print(stderr, "coreanalyze: warning: {}\n", warning);

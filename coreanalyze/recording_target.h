@@ -1,0 +1,51 @@
+// A Target that passes everything through and remembers what the analysis used: the pages it
+// read and the symbols it looked up. That is exactly what a self-contained snapshot core needs.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cpython/target.h"
+
+namespace hangpy::coreanalyze {
+
+class RecordingTarget final : public cpython::Target, private cpython::AddressSpace {
+ public:
+  static constexpr uint64_t kPageSize = 4096;
+
+  explicit RecordingTarget(const cpython::Target& inner) : inner_(inner) {}
+
+  const cpython::AddressSpace& memory() const override { return *this; }
+  std::optional<uint64_t> find_symbol(std::string_view name) const override {
+    auto address = inner_.find_symbol(name);
+    if (address) symbols_[std::string(name)] = *address;
+    return address;
+  }
+  std::vector<cpython::NativeThread> threads() const override { return inner_.threads(); }
+  std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
+
+  // Page addresses touched by successful reads.
+  const std::set<uint64_t>& pages() const { return pages_; }
+  // Symbols looked up and found, by name.
+  const std::map<std::string, uint64_t>& symbols() const { return symbols_; }
+  const cpython::AddressSpace& inner_memory() const { return inner_.memory(); }
+
+ private:
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    auto ok = inner_.memory().read(address, out);
+    if (ok && !out.empty()) {
+      for (uint64_t page = address & ~(kPageSize - 1); page < address + out.size();
+           page += kPageSize)
+        pages_.insert(page);
+    }
+    return ok;
+  }
+
+  const cpython::Target& inner_;
+  mutable std::set<uint64_t> pages_;
+  mutable std::map<std::string, uint64_t> symbols_;
+};
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,163 @@
+// We write the ELF by hand: libelf writes data through sections, and a core has only segments
+// (program headers) and notes; the format is a fixed header, a header table and raw bytes.
+#include "coreanalyze/snapshot_writer.h"
+
+#include <elf.h>
+#include <signal.h>
+#include <sys/procfs.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "coreanalyze/snapshot_note.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+void append_note(std::vector<std::byte>& out, const char* name, uint32_t type,
+                 std::span<const std::byte> desc) {
+  auto pad4 = [&out] { out.resize((out.size() + 3) & ~size_t{3}); };
+  Elf64_Nhdr header{static_cast<Elf64_Word>(std::strlen(name) + 1),
+                    static_cast<Elf64_Word>(desc.size()), type};
+  auto bytes = std::as_bytes(std::span(&header, 1));
+  out.insert(out.end(), bytes.begin(), bytes.end());
+  auto name_bytes = std::as_bytes(std::span(name, header.n_namesz));
+  out.insert(out.end(), name_bytes.begin(), name_bytes.end());
+  pad4();
+  out.insert(out.end(), desc.begin(), desc.end());
+  pad4();
+}
+
+template <typename T>
+void append_struct_note(std::vector<std::byte>& out, uint32_t type, const T& value) {
+  append_note(out, "CORE", type, std::as_bytes(std::span(&value, 1)));
+}
+
+void append_u64(std::vector<std::byte>& out, uint64_t value) {
+  auto bytes = std::as_bytes(std::span(&value, 1));
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+// The process notes of the original core, rebuilt from what CoreFile parsed.
+std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& recorded) {
+  std::vector<std::byte> notes;
+  for (const CoreThread& thread : core.threads()) {
+    elf_prstatus status{};
+    status.pr_pid = static_cast<pid_t>(thread.lwp);
+    status.pr_cursig = static_cast<short>(thread.current_signal);
+    status.pr_info.si_signo = thread.current_signal;
+    static_assert(sizeof(status.pr_reg) == sizeof(thread.registers));
+    std::memcpy(&status.pr_reg, &thread.registers, sizeof(status.pr_reg));
+    append_struct_note(notes, NT_PRSTATUS, status);
+  }
+  elf_prpsinfo info{};
+  info.pr_pid = static_cast<pid_t>(core.pid().value_or(0));
+  std::strncpy(info.pr_fname, core.command().c_str(), sizeof(info.pr_fname) - 1);
+  std::strncpy(info.pr_psargs, core.arguments().c_str(), sizeof(info.pr_psargs) - 1);
+  append_struct_note(notes, NT_PRPSINFO, info);
+  if (core.signal()) {
+    siginfo_t signal_info{};
+    signal_info.si_signo = *core.signal();
+    append_struct_note(notes, NT_SIGINFO, signal_info);
+  }
+  std::vector<std::byte> auxv;
+  for (const auto& [key, value] : core.auxv()) {
+    append_u64(auxv, key);
+    append_u64(auxv, value);
+  }
+  append_u64(auxv, AT_NULL);
+  append_u64(auxv, 0);
+  append_note(notes, "CORE", NT_AUXV, auxv);
+
+  std::vector<std::byte> files;
+  append_u64(files, core.file_mappings().size());
+  append_u64(files, core.page_size());
+  for (const FileMapping& mapping : core.file_mappings()) {
+    append_u64(files, mapping.start);
+    append_u64(files, mapping.end);
+    append_u64(files, mapping.file_page_offset);
+  }
+  for (const FileMapping& mapping : core.file_mappings()) {
+    auto name = std::as_bytes(std::span(mapping.path.c_str(), mapping.path.size() + 1));
+    files.insert(files.end(), name.begin(), name.end());
+  }
+  append_note(notes, "CORE", NT_FILE, files);
+  append_note(notes, kSnapshotNoteName, kSnapshotSymbolsNoteType,
+              encode_snapshot_symbols(recorded.symbols()));
+  return notes;
+}
+
+struct Run {
+  uint64_t start = 0;
+  std::vector<std::byte> bytes;
+  uint32_t flags = PF_R;
+};
+
+// Consecutive recorded pages become one segment; each page is read again through the full
+// memory view (core, then mapped files), so file-backed pages are saved too.
+std::vector<Run> collect_runs(const CoreFile& core, const RecordingTarget& recorded) {
+  constexpr uint64_t kPage = RecordingTarget::kPageSize;
+  std::vector<Run> runs;
+  std::vector<std::byte> page(kPage);
+  for (uint64_t address : recorded.pages()) {
+    if (!recorded.inner_memory().read(address, page)) continue;
+    const CoreSegment* segment = core.segment_containing(address);
+    uint32_t flags = segment ? segment->flags : PF_R;
+    if (runs.empty() || runs.back().start + runs.back().bytes.size() != address ||
+        runs.back().flags != flags) {
+      runs.push_back(Run{address, {}, flags});
+    }
+    runs.back().bytes.insert(runs.back().bytes.end(), page.begin(), page.end());
+  }
+  return runs;
+}
+
+}  // namespace
+
+Expected<void> write_snapshot(const std::string& path, const CoreFile& original,
+                              const RecordingTarget& recorded) {
+  std::vector<std::byte> notes = build_notes(original, recorded);
+  std::vector<Run> runs = collect_runs(original, recorded);
+
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_ident[EI_VERSION] = EV_CURRENT;
+  header.e_type = ET_CORE;
+  header.e_machine = EM_X86_64;
+  header.e_version = EV_CURRENT;
+  header.e_phoff = sizeof(Elf64_Ehdr);
+  header.e_ehsize = sizeof(Elf64_Ehdr);
+  header.e_phentsize = sizeof(Elf64_Phdr);
+  header.e_phnum = static_cast<Elf64_Half>(1 + runs.size());
+
+  std::vector<Elf64_Phdr> program_headers;
+  uint64_t offset = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) * header.e_phnum;
+  program_headers.push_back(Elf64_Phdr{PT_NOTE, 0, offset, 0, 0, notes.size(), 0, 4});
+  offset += notes.size();
+  for (const Run& run : runs) {
+    offset = (offset + 4095) & ~uint64_t{4095};
+    program_headers.push_back(Elf64_Phdr{PT_LOAD, run.flags, offset, run.start, 0,
+                                         run.bytes.size(), run.bytes.size(), 4096});
+    offset += run.bytes.size();
+  }
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return make_error(ErrorKind::kIo, fmt::format("cannot write {}", path));
+  auto write = [&out](const void* data, size_t size) {
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  };
+  write(&header, sizeof(header));
+  write(program_headers.data(), program_headers.size() * sizeof(Elf64_Phdr));
+  write(notes.data(), notes.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<char> padding(program_headers[i + 1].p_offset - out.tellp(), 0);
+    write(padding.data(), padding.size());
+    write(runs[i].bytes.data(), runs[i].bytes.size());
+  }
+  if (!out) return make_error(ErrorKind::kIo, fmt::format("failed writing {}", path));
+  return {};
+}
+
+}  // namespace hangpy::coreanalyze
