@@ -1,0 +1,51 @@
+// Variables of a Python frame, for py-locals, py-print and py-bt-full: names from the code object,
+// values as short, bounded reprs read from the target (like libpython.py's, never running code).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cpython/address_space.h"
+#include "cpython/layout.h"
+#include "cpython/stacks.h"
+
+namespace hangpy::cpython {
+
+inline constexpr size_t kMaxReprLength = 256;
+
+struct Variable {
+  std::string name;
+  std::string repr;     // "42", "'text'", "<Widget object at 0x7f...>", "<unreadable at 0x...>"
+  uint64_t object = 0;  // the PyObject address; 0 for an unbound local
+};
+
+enum class Scope { kLocal, kGlobal, kBuiltin };
+
+struct FoundVariable {
+  Scope scope;
+  Variable variable;
+};
+
+class VariableReader {
+ public:
+  VariableReader(const AddressSpace& memory, const Layout& layout);
+
+  // The frame's local variables (arguments first, then other locals, cells by value), in the
+  // code object's order; unbound ones are left out.
+  Expected<std::vector<Variable>> locals(const PythonFrame& frame) const;
+  // `name` looked up the way Python does: locals, then the frame's globals, then builtins.
+  // nullopt when it is none of them.
+  Expected<std::optional<FoundVariable>> lookup(const PythonFrame& frame,
+                                                std::string_view name) const;
+  // A bounded repr of any object; never fails (an unreadable object reads "<unreadable ...>").
+  std::string repr(uint64_t object, size_t max_length = kMaxReprLength) const;
+
+ private:
+  const AddressSpace& memory_;
+  const Layout& layout_;
+};
+
+}  // namespace hangpy::cpython
