@@ -1,0 +1,107 @@
+"""Compare coreanalyze's view of a core with the interpreter's own ground truth.
+
+Every expectation comes from the ground truth file the program wrote before blocking; this module
+knows nothing about the scenarios.
+"""
+import difflib
+
+
+def _frame_text(file_name, line, function):
+    return "%s:%s %s" % (file_name, line, function)
+
+
+def _thread_diff(ident, truth_frames, found_frames):
+    expected = [_frame_text(*frame) for frame in truth_frames]
+    actual = [_frame_text(frame.get("file"), frame.get("line"), frame.get("function"))
+              for frame in found_frames]
+    lines = difflib.unified_diff(expected, actual, "ground truth (thread %s)" % ident,
+                                 "coreanalyze (thread %s)" % ident, lineterm="", n=2)
+    return "\n".join("    " + line for line in lines)
+
+
+def _compare_frames(ident, truth_thread, found_thread):
+    problems = []
+    truth_frames = truth_thread["frames"]
+    found_frames = found_thread.get("frames") or []
+    if len(truth_frames) != len(found_frames):
+        problems.append("thread %s: %d frames, ground truth has %d"
+                        % (ident, len(found_frames), len(truth_frames)))
+    for index, (want, got) in enumerate(zip(truth_frames, found_frames)):
+        got_triple = [got.get("file"), got.get("line"), got.get("function")]
+        if list(want) != got_triple:
+            problems.append("thread %s frame %d (outermost is 0): got %s, want %s"
+                            % (ident, index, _frame_text(*got_triple), _frame_text(*want)))
+            break  # the diff below shows the rest
+    if not problems:
+        problems += _compare_code_details(ident, truth_thread, found_frames)
+    if problems:
+        problems.append("frame diff:\n" + _thread_diff(ident, truth_frames, found_frames))
+    return problems
+
+
+def _compare_code_details(ident, truth_thread, found_frames):
+    """first_line always; qualname where the interpreter has one (3.11+ code objects)."""
+    problems = []
+    qualnames = truth_thread.get("qualnames")
+    for index, got in enumerate(found_frames):
+        want_first = truth_thread["first_lines"][index]
+        if got.get("first_line") != want_first:
+            problems.append("thread %s frame %d: first_line %s, want %s"
+                            % (ident, index, got.get("first_line"), want_first))
+        if qualnames is not None and got.get("qualname") != qualnames[index]:
+            problems.append("thread %s frame %d: qualname %r, want %r"
+                            % (ident, index, got.get("qualname"), qualnames[index]))
+    return problems
+
+
+def _compare_thread(ident, truth_thread, found_thread):
+    problems = []
+    if found_thread.get("error") is not None:
+        problems.append("thread %s: error %r" % (ident, found_thread["error"]))
+    # coreanalyze may not know a thread's native id or name; when it reports one, it must be right.
+    for truth_key, found_key in (("native_id", "native_thread_id"), ("name", "name")):
+        want, got = truth_thread.get(truth_key), found_thread.get(found_key)
+        if want is not None and got is not None and want != got:
+            problems.append("thread %s: %s %r, want %r" % (ident, found_key, got, want))
+    return problems + _compare_frames(ident, truth_thread, found_thread)
+
+
+def compare_json(truth, report):
+    """List of problems (one string each, possibly with an indented diff); empty when equal."""
+    problems = []
+    process = report.get("process") or {}
+    if process.get("pid") != truth["pid"]:
+        problems.append("process.pid %r, want %r" % (process.get("pid"), truth["pid"]))
+    version = process.get("python_version") or ""
+    if not version.startswith(truth["version"]):
+        problems.append("process.python_version %r, want %r" % (version, truth["version"]))
+    found = {}
+    for thread in report.get("threads") or []:
+        found[str(thread.get("thread_id"))] = thread
+    for ident in sorted(set(truth["threads"]) - set(found)):
+        problems.append("thread %s (%s) missing from coreanalyze's output"
+                        % (ident, truth["threads"][ident]["name"]))
+    for ident in sorted(set(found) - set(truth["threads"])):
+        problems.append("thread %s reported by coreanalyze is not in the ground truth" % ident)
+    for ident in sorted(set(truth["threads"]) & set(found)):
+        problems += _compare_thread(ident, truth["threads"][ident], found[ident])
+    return problems
+
+
+def compare_text(truth, text):
+    """Problems with the text output: each thread's frames appear as `File "f", line N, in `
+    lines, outermost first (the traceback order)."""
+    problems = []
+    lines = text.splitlines()
+    for ident, thread in sorted(truth["threads"].items()):
+        position = 0
+        for file_name, line, function in thread["frames"]:
+            wanted = 'File "%s", line %d, in ' % (file_name, line)
+            while position < len(lines) and wanted not in lines[position]:
+                position += 1
+            if position == len(lines):
+                problems.append("text output: thread %s: no line %r (in %s) after the previous frame"
+                                % (ident, wanted, function))
+                break
+            position += 1
+    return problems

@@ -1,0 +1,193 @@
+"""Start a scenario program, wait for its ground truth, and take a core of it.
+
+Two kinds of core: "gcore" (gdb snapshots the live process) and "kernel" (kill -ABRT with
+RLIMIT_CORE raised, the kernel writes it where /proc/sys/kernel/core_pattern says).
+"""
+import glob
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import time
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
+GROUND_TRUTH_TIMEOUT = 30.0
+# After the ground truth appears its reporter thread still has to exit.
+THREAD_EXIT_TIMEOUT = 10.0
+GCORE_TIMEOUT = 600.0  # a process with a 1 GB heap takes a while
+
+CORE_KINDS = ("gcore", "kernel")
+
+
+class CoreError(Exception):
+    """Taking the core failed; the message is one line."""
+
+
+def scenario_environment():
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONSAFEPATH"):
+        env.pop(name, None)
+    env["LC_ALL"] = "C.UTF-8"  # 3.6 needs a UTF-8 locale to import a non-ASCII file name
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the source tree
+    return env
+
+
+def kernel_core_unavailable_reason():
+    """None when kill -ABRT leaves a core file we can find, else why not."""
+    try:
+        with open("/proc/sys/kernel/core_pattern") as pattern_file:
+            pattern = pattern_file.read().strip()
+    except OSError as error:
+        return "cannot read core_pattern: %s" % error
+    if pattern.startswith("|"):
+        return "core_pattern pipes to a handler (%s)" % pattern.split()[0]
+    return None
+
+
+def _kernel_core_glob(pid, cwd_host, interpreter):
+    with open("/proc/sys/kernel/core_pattern") as pattern_file:
+        pattern = pattern_file.read().strip()
+    try:
+        with open("/proc/sys/kernel/core_uses_pid") as uses_pid_file:
+            uses_pid = uses_pid_file.read().strip() == "1"
+    except OSError:
+        uses_pid = False
+    if uses_pid and "%p" not in pattern:
+        pattern += ".%p"
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern[i] == "%" and i + 1 < len(pattern):
+            code = pattern[i + 1]
+            out += {"p": str(pid), "%": "%"}.get(code, "*")
+            i += 2
+        else:
+            out += glob.escape(pattern[i])
+            i += 1
+    if out.startswith("/"):  # the kernel resolves it inside the process's root
+        return interpreter.host_path(out)
+    return os.path.join(cwd_host, out)
+
+
+class ScenarioProcess(object):
+    """A running scenario program; use as a context manager so it is always killed."""
+
+    def __init__(self, interpreter, program, workdir, raise_core_limit=False, extra_args=()):
+        self.interpreter = interpreter
+        self.workdir = workdir
+        self.truth_path = os.path.join(workdir, "truth.json")
+        guest_program = self._install_program(program)
+        argv = interpreter.command(interpreter.guest_path(workdir),
+                                   [guest_program] + list(extra_args)
+                                   + [interpreter.guest_path(self.truth_path)])
+        preexec = _unlimited_core if raise_core_limit else None
+        self.process = subprocess.Popen(argv, cwd=workdir, env=scenario_environment(),
+                                        preexec_fn=preexec, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.pid = self.process.pid
+        self.truth = None
+
+    def _install_program(self, program):
+        """The program's path as the process sees it; copies the programs into a chroot."""
+        if self.interpreter.root is None:
+            return os.path.join(PROGRAMS, program)
+        copy = os.path.join(self.workdir, "programs")
+        shutil.copytree(PROGRAMS, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        return self.interpreter.guest_path(os.path.join(copy, program))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+
+    def output(self):
+        """What the program printed (for error messages); only once it has exited."""
+        if self.process.poll() is None:
+            return ""
+        return self.process.stdout.read().decode("utf-8", "replace").strip()
+
+    def wait_for_ground_truth(self):
+        """The ground truth document; waits until only the scenario's threads are left."""
+        deadline = time.time() + GROUND_TRUTH_TIMEOUT
+        while not os.path.exists(self.truth_path):
+            if self.process.poll() is not None:
+                raise CoreError("program exited with %s before writing its ground truth: %s"
+                                % (self.process.returncode, self.output()[-500:]))
+            if time.time() > deadline:
+                raise CoreError("no ground truth after %d s" % GROUND_TRUTH_TIMEOUT)
+            time.sleep(0.05)
+        with open(self.truth_path) as truth_file:
+            self.truth = json.load(truth_file)
+        if "skip" not in self.truth:
+            self._wait_for_thread_count(len(self.truth["threads"]))
+        return self.truth
+
+    def _wait_for_thread_count(self, expected):
+        deadline = time.time() + THREAD_EXIT_TIMEOUT
+        while True:
+            count = len(os.listdir("/proc/%d/task" % self.pid))
+            if count == expected:
+                return
+            if time.time() > deadline:
+                raise CoreError("process has %d threads, ground truth lists %d" % (count, expected))
+            time.sleep(0.02)
+
+    def take_core(self, kind):
+        """Path of a core of the process (a sparse file in workdir); the process may be gone."""
+        if kind == "gcore":
+            return self._gcore()
+        if kind == "kernel":
+            return self._kernel_core()
+        raise ValueError(kind)
+
+    def _gcore(self):
+        prefix = os.path.join(self.workdir, "core")
+        result = subprocess.run(["gcore", "-o", prefix, str(self.pid)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, timeout=GCORE_TIMEOUT)
+        core = "%s.%d" % (prefix, self.pid)
+        if result.returncode != 0 or not os.path.exists(core):
+            tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
+            raise CoreError("gcore failed (exit %d): %s" % (result.returncode, " ".join(tail)))
+        dig_holes(core)
+        return core
+
+    def _kernel_core(self):
+        reason = kernel_core_unavailable_reason()
+        if reason:
+            raise CoreError(reason)
+        pattern = _kernel_core_glob(self.pid, self.workdir, self.interpreter)
+        os.kill(self.pid, signal.SIGABRT)
+        self.process.wait()  # reaped only after the kernel finished writing the core
+        if self.process.returncode != -signal.SIGABRT:
+            raise CoreError("process ended with %s, not SIGABRT" % self.process.returncode)
+        cores = glob.glob(pattern)
+        if len(cores) != 1:
+            raise CoreError("expected one core matching %s, found %d" % (pattern, len(cores)))
+        core = os.path.join(self.workdir, "core.%d" % self.pid)
+        if cores[0] != core:
+            shutil.move(cores[0], core)
+        dig_holes(core)
+        return core
+
+
+def _unlimited_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def dig_holes(path):
+    """Make a core sparse again: gcore writes every anonymous page, most of them zeros."""
+    subprocess.run(["fallocate", "--dig-holes", path], check=True)
+
+
+def disk_usage(path):
+    """Bytes a (sparse) file really takes on disk."""
+    return os.stat(path).st_blocks * 512

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Integration test: run each scenario program under a real interpreter, take a core of it, run
+coreanalyze on the core and compare with the ground truth the program wrote about itself.
+
+  run_scenarios.py --interpreter debian-3.11 --coreanalyze build/bin/coreanalyze
+  run_scenarios.py --interpreter ~/.pyenv/versions/3.12.1/bin/python --scenario deadlock
+  run_scenarios.py --core examples/deadlock.core.zst --truth examples/deadlock.truth.json
+
+Exit status: 0 all passed (some may be skipped), 1 a mismatch or error, 2 usage, 77 the
+interpreter is not installed (ctest's SKIP_RETURN_CODE). HANGPY_KEEP_CORES=1 keeps the core and
+ground truth of a failed case and prints where.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+import cores  # noqa: E402
+import interpreters  # noqa: E402
+
+SKIP = 77
+COREANALYZE_TIMEOUT = 120
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# scenario name -> (program in tests/programs, core kinds to take)
+SCENARIOS = {
+    "deadlock": ("deadlock.py", ("gcore", "kernel")),
+    "deep_recursion": ("deep_recursion.py", ("gcore",)),
+    "unicode_names": ("unicode_names.py", ("gcore",)),
+    "generator": ("blocking_generator.py", ("gcore",)),
+    "lambda": ("blocking_lambda.py", ("gcore",)),
+    "method": ("blocking_method.py", ("gcore",)),
+    "exec": ("blocking_exec.py", ("gcore",)),
+    "asyncio_task": ("asyncio_task.py", ("gcore",)),
+}
+
+
+def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
+    argv = [coreanalyze, core] + list(extra_args)
+    if interpreter.root is not None:
+        argv += ["--sysroot", interpreter.root]
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=COREANALYZE_TIMEOUT)
+
+
+def check_core(coreanalyze, core, interpreter, truth):
+    """Problems found comparing coreanalyze's JSON and text output with the ground truth."""
+    result = run_coreanalyze(coreanalyze, core, interpreter, ["--json"])
+    stderr = result.stderr.decode("utf-8", "replace").strip()
+    if result.returncode != 0:
+        problems = ["coreanalyze --json exited %d; stderr: %s" % (result.returncode, stderr)]
+    else:
+        problems = []
+    try:
+        report = json.loads(result.stdout.decode("utf-8"))
+    except ValueError as error:
+        if problems:  # the exit code and stderr already say why
+            return problems
+        return ["coreanalyze --json printed no JSON (%s); stderr: %s" % (error, stderr)]
+    problems += compare.compare_json(truth, report)
+    for warning in report.get("warnings") or []:
+        problems.append("warning: %s" % warning)
+    if problems:
+        return problems
+    text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"])
+    if text.returncode != 0:
+        return ["coreanalyze (text) exited %d" % text.returncode]
+    return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"))
+
+
+def keep_for_debugging(workdir, label):
+    kept = tempfile.mkdtemp(prefix="hangpy-failed-%s-" % label)
+    for name in os.listdir(workdir):
+        if name.startswith("core") or name == "truth.json":
+            shutil.move(os.path.join(workdir, name), kept)
+    return kept
+
+
+def run_case(coreanalyze, interpreter, scenario, kind):
+    """(status, details): status is PASS, FAIL or SKIP."""
+    program = SCENARIOS[scenario][0]
+    if kind == "kernel" and cores.kernel_core_unavailable_reason():
+        return "SKIP", [cores.kernel_core_unavailable_reason()]
+    # A chroot's processes see only files inside it, so the work directory goes there.
+    parent = interpreter.host_path("/tmp") if interpreter.root else None
+    workdir = tempfile.mkdtemp(prefix="hangpy-it-", dir=parent)
+    try:
+        with cores.ScenarioProcess(interpreter, program, workdir,
+                                   raise_core_limit=(kind == "kernel")) as process:
+            truth = process.wait_for_ground_truth()
+            if "skip" in truth:
+                return "SKIP", [truth["skip"]]
+            core = process.take_core(kind)
+        problems = check_core(coreanalyze, core, interpreter, truth)
+        if problems and os.environ.get("HANGPY_KEEP_CORES") == "1":
+            problems.append("kept core and ground truth in %s"
+                            % keep_for_debugging(workdir, scenario))
+        return ("FAIL" if problems else "PASS"), problems
+    except (cores.CoreError, subprocess.TimeoutExpired) as error:
+        return "FAIL", [str(error)]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--interpreter",
+                        help="a name (%s) or an executable path" % ", ".join(
+                            sorted(interpreters.INTERPRETERS)))
+    parser.add_argument("--coreanalyze", default=os.path.join(REPO, "build", "bin", "coreanalyze"))
+    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
+                        help="run only this scenario (repeatable)")
+    parser.add_argument("--core-kind", choices=cores.CORE_KINDS,
+                        help="only this kind of core (default: the scenario's kinds)")
+    parser.add_argument("--core", help="check this saved core (.zst is fine) instead of scenarios")
+    parser.add_argument("--truth", help="the ground truth JSON written with --core's core")
+    args = parser.parse_args()
+    if bool(args.core) != bool(args.truth) or bool(args.core) == bool(args.interpreter):
+        parser.error("give --interpreter, or --core and --truth")
+    return args
+
+
+def check_saved_core(coreanalyze, core, truth_path):
+    """Compare a saved core (e.g. examples/deadlock.core.zst) with its ground truth file."""
+    with open(truth_path) as truth_file:
+        truth = json.load(truth_file)
+    workdir = tempfile.mkdtemp(prefix="hangpy-saved-")
+    try:
+        if core.endswith(".zst"):
+            plain = os.path.join(workdir, os.path.basename(core)[:-len(".zst")])
+            with open(plain, "wb") as out:
+                subprocess.run(["zstd", "-dc", core], stdout=out, check=True)
+            core = plain
+        host = interpreters.Interpreter("saved", None)
+        problems = check_core(coreanalyze, core, host, truth)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("%-4s %s" % ("FAIL" if problems else "PASS", core))
+    for problem in problems:
+        print("     " + problem)
+    return 1 if problems else 0
+
+
+def main():
+    args = parse_args()
+    if not os.access(args.coreanalyze, os.X_OK):
+        print("coreanalyze not found at %s (build it first)" % args.coreanalyze, file=sys.stderr)
+        return 1
+    if args.core:
+        return check_saved_core(args.coreanalyze, args.core, args.truth)
+    try:
+        interpreter = interpreters.resolve(args.interpreter)
+    except KeyError as error:
+        print(error.args[0], file=sys.stderr)
+        return 2
+    if interpreter is None:
+        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        return SKIP
+    print("interpreter: %r, coreanalyze: %s" % (interpreter, args.coreanalyze))
+    failures = 0
+    for scenario in args.scenario or sorted(SCENARIOS):
+        kinds = [args.core_kind] if args.core_kind else SCENARIOS[scenario][1]
+        for kind in kinds:
+            status, details = run_case(args.coreanalyze, interpreter, scenario, kind)
+            print("%-4s %s (%s core)" % (status, scenario, kind))
+            for detail in details:
+                print("     " + detail)
+            sys.stdout.flush()
+            failures += status == "FAIL"
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

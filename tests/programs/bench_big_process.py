@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+"""A big process for scripts/bench: 20 threads each 100 Python frames deep, blocked, and more than
+1 GB of heap (one large buffer whose pages are all touched, plus a few million small objects)."""
+import threading
+
+import groundtruth
+
+THREADS = 20
+DEPTH = 100  # Python frames below each thread's run(); the bootstrap frames come on top
+BIG_BUFFER_BYTES = 1 << 30
+SMALL_OBJECTS = 2000000
+PAGE = 4096
+
+
+def fill_heap():
+    big = bytearray(BIG_BUFFER_BYTES)
+    # calloc'd pages are not real until written; a non-zero byte per page also keeps
+    # `fallocate --dig-holes` from making them holes in the core again.
+    big[::PAGE] = b"\x01" * (BIG_BUFFER_BYTES // PAGE)
+    small = [{"index": i, "name": "object-%d" % i} for i in range(SMALL_OBJECTS)]
+    return big, small
+
+
+def descend(depth, lock):
+    if depth > 1:
+        return descend(depth - 1, lock)
+    groundtruth.announce_blocking()
+    lock.acquire()  # held: never returns
+
+
+def main():
+    path = groundtruth.output_path()
+    heap = fill_heap()  # noqa: F841 (kept alive while the threads block)
+    groundtruth.start(path, blockers=THREADS + 1)
+    lock = groundtruth.held_lock()
+    workers = [threading.Thread(target=descend, args=(DEPTH, lock), name="deep-%d" % i)
+               for i in range(THREADS)]
+    for worker in workers:
+        worker.start()
+    groundtruth.announce_blocking()
+    workers[0].join()
+
+
+if __name__ == "__main__":
+    main()

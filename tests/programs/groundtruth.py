@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+"""Ground truth for the scenario programs: the interpreter's own view of its stacks.
+
+Every scenario program calls start(output_path, blockers=N) first and then, in each of its N
+threads, announce_blocking() immediately before the call that blocks forever. A "reporter" thread
+waits until all N threads have announced (and no other thread is alive), lets them settle into
+their blocking call, takes sys._current_frames() and writes, atomically,
+
+  {"pid": ..., "version": "X.Y.Z", "reporter_native_id": ... or null,
+   "threads": {"<ident>": {"native_id": ... or null, "name": ... or null,
+                           "frames": [[file, line, function], ...],      # outermost first
+                           "first_lines": [co_firstlineno, ...],         # same order
+                           "qualnames": [co_qualname, ...]}}}            # 3.11+ only
+
+and then exits, so that it is not part of a core taken afterwards. A program that cannot run
+on this interpreter writes {"skip": "reason"} instead (see skip()).
+
+Stdlib only, and it must run on Python 2.7 and 3.6 onwards: no f-strings, no nonlocal.
+"""
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+
+# Time between "every thread announced" and the snapshot: the announcing thread still has to
+# make the blocking call and enter it.
+SETTLE_SECONDS = 0.2
+# A scenario whose threads never all announce is broken; give up instead of hanging the test.
+ANNOUNCE_TIMEOUT_SECONDS = 20.0
+
+_announced = set()
+_announced_cond = threading.Condition()
+
+
+def _ident():
+    if hasattr(threading, "get_ident"):
+        return threading.get_ident()
+    return threading.current_thread().ident  # Python 2.7
+
+
+def _native_id(thread):
+    # Thread.native_id appeared in 3.8; before that the interpreter does not know it.
+    return getattr(thread, "native_id", None)
+
+
+def _text(value):
+    # On 2.7 co_filename and co_name are byte strings in the file system encoding (UTF-8 here).
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def announce_blocking():
+    """Call in each scenario thread right before the call that blocks forever."""
+    with _announced_cond:
+        _announced.add(_ident())
+        _announced_cond.notify_all()
+
+
+def held_lock():
+    """A lock that is already held: acquire() on it blocks forever, always on the same line."""
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
+def _frames_of(frame):
+    """[file, line, function] outermost first, exactly as traceback.extract_stack reports them,
+    plus each frame's code object details that extract_stack leaves out."""
+    summary = traceback.extract_stack(frame)
+    frames = [[_text(entry[0]), entry[1], _text(entry[2])] for entry in summary]
+    codes = []
+    while frame is not None:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    codes.reverse()
+    if len(codes) != len(frames):  # extract_stack honours no limit here; this would be a bug
+        raise RuntimeError("frame walk and extract_stack disagree")
+    first_lines = [code.co_firstlineno for code in codes]
+    qualnames = None
+    if hasattr(codes[0] if codes else None, "co_qualname"):  # code objects carry it from 3.11
+        qualnames = [_text(code.co_qualname) for code in codes]
+    return frames, first_lines, qualnames
+
+
+def _snapshot():
+    me = _ident()
+    by_ident = dict((t.ident, t) for t in threading.enumerate())
+    threads = {}
+    for ident, frame in sys._current_frames().items():
+        if ident == me:
+            continue
+        thread = by_ident.get(ident)
+        frames, first_lines, qualnames = _frames_of(frame)
+        entry = {
+            "native_id": _native_id(thread) if thread is not None else None,
+            "name": _text(thread.name) if thread is not None else None,
+            "frames": frames,
+            "first_lines": first_lines,
+        }
+        if qualnames is not None:
+            entry["qualnames"] = qualnames
+        threads[str(ident)] = entry
+    return {
+        "pid": os.getpid(),
+        "version": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "reporter_native_id": _native_id(threading.current_thread()),
+        "threads": threads,
+    }
+
+
+def _write_atomically(path, document):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as out:
+        out.write(json.dumps(document, indent=1, sort_keys=True))
+        out.write("\n")
+    os.rename(tmp, path)  # readers never see a half-written file
+
+
+def _all_others_announced(blockers):
+    me = _ident()
+    others = set(sys._current_frames()) - set([me])
+    return len(_announced) >= blockers and others <= _announced
+
+
+def _report(path, blockers):
+    deadline = time.time() + ANNOUNCE_TIMEOUT_SECONDS
+    with _announced_cond:
+        while not _all_others_announced(blockers):
+            left = deadline - time.time()
+            if left <= 0:
+                sys.stderr.write("groundtruth: only %d of %d threads announced\n"
+                                 % (len(_announced), blockers))
+                return
+            _announced_cond.wait(min(left, 0.5))
+    time.sleep(SETTLE_SECONDS)
+    _write_atomically(path, _snapshot())
+    # Returning ends this thread, so the core holds only the scenario's threads.
+
+
+def start(path, blockers):
+    """Start the reporter; `blockers` threads will call announce_blocking()."""
+    reporter = threading.Thread(target=_report, args=(path, blockers), name="groundtruth-reporter")
+    reporter.daemon = True
+    reporter.start()
+    return reporter
+
+
+def skip(path, reason):
+    """Record that this scenario does not apply to this interpreter, and exit."""
+    _write_atomically(path, {"skip": reason, "pid": os.getpid()})
+    sys.exit(0)
+
+
+def output_path():
+    """The one command-line argument every scenario program takes."""
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: %s GROUND_TRUTH_JSON\n" % sys.argv[0])
+        sys.exit(2)
+    return os.path.abspath(sys.argv[1])
