@@ -152,6 +152,7 @@ class CoreTargetImpl final : public CoreTarget {
 
   std::unique_ptr<CoreFile> core_;
   std::vector<std::string> warnings_;
+  std::vector<std::string> missing_files_;
   std::vector<Module> modules_;
   std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
   std::optional<size_t> executable_;       // index into modules_
@@ -238,6 +239,13 @@ void CoreTargetImpl::open_module_files(const CoreOptions& options) {
                      is_executable ? options.executable : std::optional<std::string>{});
     compute_load_bias(modules_[i]);
   }
+  // One line for every missing file, so that a core from another machine warns once.
+  if (!missing_files_.empty()) {
+    std::string list = missing_files_.front();
+    for (size_t i = 1; i < missing_files_.size() && i < 3; ++i) list += ", " + missing_files_[i];
+    if (missing_files_.size() > 3) list += fmt::format(" and {} more", missing_files_.size() - 3);
+    warnings_.push_back(fmt::format("cannot find {} (use --sysroot or --lib-path)", list));
+  }
 }
 
 void CoreTargetImpl::open_module_file(Module& module, const symbols::PathResolver& resolver,
@@ -255,7 +263,7 @@ void CoreTargetImpl::open_module_file(Module& module, const symbols::PathResolve
   if (!found && core_build_id) found = resolver.resolve(lookup_path);
   if (!found) {
     if (known_elf || looks_like_binary(lookup_path)) {
-      warnings_.push_back(fmt::format("cannot find {} (use --sysroot or --lib-path)", lookup_path));
+      missing_files_.push_back(lookup_path);
     }
     module.is_elf = known_elf;
     return;

@@ -184,9 +184,10 @@ int main(int argc, char** argv) {
                recording.pages().size());
   }
   if (!stacks) {
-    for (const auto& warning : (*target)->warnings())
-      fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
-    fmt::print(stderr, "coreanalyze: {}\n", stacks.error().describe());
+    // One line: the reason, with the first problem that may explain it.
+    std::string because;
+    if (!(*target)->warnings().empty()) because = "; " + (*target)->warnings().front();
+    fmt::print(stderr, "coreanalyze: {}{}\n", stacks.error().describe(), because);
     return kExitNoInterpreter;
   }
   if (line.json) {

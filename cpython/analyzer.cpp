@@ -1,5 +1,6 @@
 #include "cpython/analyzer.h"
 
+#include "cpython/container_reader.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/stack_walker.h"
 #include "cpython/version_probe.h"
@@ -16,14 +17,34 @@ std::string known_versions() {
   return names;
 }
 
-// The GIL holder: the runtime records the last thread that took it and whether it is held now.
-void mark_gil_holder(const AddressSpace& memory, const Layout& layout, uint64_t runtime,
-                     std::vector<PythonThread>& threads) {
-  if (layout.runtime.gil_locked == kAbsent || layout.runtime.gil_last_holder == kAbsent) return;
-  auto locked = read_value<int32_t>(memory, runtime + layout.runtime.gil_locked);
-  auto holder = read_value<uint64_t>(memory, runtime + layout.runtime.gil_last_holder);
-  if (!locked || !holder || *locked == 0) return;
-  for (PythonThread& thread : threads) thread.holds_gil = thread.thread_state == *holder;
+// The thread state holding the GIL, if one does: the GIL records the last thread that took it
+// and whether it is held now (or, in 2.7 and 3.6, a variable is set while a thread holds it).
+std::optional<uint64_t> gil_holder(const Target& target, const Layout& layout, uint64_t runtime,
+                                   uint64_t first_interpreter) {
+  const GilLayout& gil = layout.gil;
+  const AddressSpace& memory = target.memory();
+  if (!gil.holder_symbol.empty()) {
+    auto symbol = target.find_symbol(gil.holder_symbol);
+    if (!symbol) return std::nullopt;
+    auto holder = read_pointer(memory, *symbol);
+    if (!holder || *holder == 0) return std::nullopt;
+    return *holder;
+  }
+  if (gil.locked == kAbsent || gil.last_holder == kAbsent) return std::nullopt;
+  uint64_t base = runtime;
+  if (gil.interpreter_gil != kAbsent) {
+    auto pointer = read_pointer(memory, first_interpreter + static_cast<uint64_t>(gil.interpreter_gil));
+    if (!pointer || *pointer == 0) return std::nullopt;
+    base = *pointer;
+  }
+  if (gil.enabled != kAbsent) {
+    auto enabled = read_value<int32_t>(memory, base + static_cast<uint64_t>(gil.enabled));
+    if (!enabled || *enabled == 0) return std::nullopt;  // free-threaded: no GIL in use
+  }
+  auto locked = read_value<int32_t>(memory, base + static_cast<uint64_t>(gil.locked));
+  auto holder = read_pointer(memory, base + static_cast<uint64_t>(gil.last_holder));
+  if (!locked || !holder || *locked == 0) return std::nullopt;
+  return *holder;
 }
 
 // Checks the chosen table against the target: every thread state must point back at an
@@ -39,6 +60,25 @@ void check_back_pointers(const AddressSpace& memory, const Layout& layout, uint6
         "the Python {} layout does not fit this process (thread state 0x{:x} does not point back "
         "at its interpreter); try --python with another version",
         layout.name, threads.front().thread_state));
+  }
+}
+
+// Versions before 3.11 have no Py_Version: their micro version is in sys.version, which the
+// interpreter's sys dict holds ("3.8.18 (default, ...)").
+void complete_version_from_sys(const AddressSpace& memory, const Layout& layout,
+                               uint64_t interpreter, PythonVersion& version, std::string& source) {
+  if (version.micro >= 0 || layout.interpreter.sysdict == kAbsent) return;
+  auto sysdict = read_pointer(memory, interpreter + static_cast<uint64_t>(layout.interpreter.sysdict));
+  if (!sysdict || *sysdict == 0) return;
+  ObjectReader objects(memory, layout);
+  auto text_object = ContainerReader(objects).dict_get(*sysdict, "version");
+  if (!text_object || *text_object == 0) return;
+  auto text = objects.read_string(*text_object);
+  if (!text) return;
+  auto parsed = parse_version(text->substr(0, text->find_first_of(" +abrc")));
+  if (parsed && parsed->major == version.major && parsed->minor == version.minor) {
+    version.micro = parsed->micro;
+    source += ", sys.version";
   }
 }
 
@@ -66,11 +106,12 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   }
   const Layout& layout = *result.layout;
 
-  auto runtime = target.find_symbol("_PyRuntime");
+  auto runtime = target.find_symbol(layout.runtime.symbol);
   if (!runtime) {
     return make_error(ErrorKind::kNotFound,
-                      "no Python interpreter found: the symbol _PyRuntime is in no mapped file "
-                      "(are the binaries missing? try --exe, --sysroot or --lib-path)");
+                      fmt::format("no Python interpreter found: the symbol {} is in no mapped file "
+                                  "(are the binaries missing? try --exe, --sysroot or --lib-path)",
+                                  layout.runtime.symbol));
   }
   result.runtime_address = *runtime;
   auto first_interpreter =
@@ -86,11 +127,15 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
                       "yet, or already finalized)");
   }
 
+  complete_version_from_sys(target.memory(), layout, *first_interpreter, result.version,
+                            result.version_source);
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(*first_interpreter, result.warnings);
   check_back_pointers(target.memory(), layout, *first_interpreter, result.threads,
                       result.warnings);
-  mark_gil_holder(target.memory(), layout, *runtime, result.threads);
+  if (auto holder = gil_holder(target, layout, *runtime, *first_interpreter)) {
+    for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
+  }
   return result;
 }
 

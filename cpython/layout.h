@@ -38,6 +38,19 @@ enum class StringModel : uint8_t {
   kCompactPep393,  // PEP 393 compact unicode: kind/compact/ascii bits in `state`
 };
 
+// How dict objects store their entries.
+enum class DictModel : uint8_t {
+  kOpenTable,     // Python 2.7: ma_table of (hash, key, value) with ma_mask
+  kKeysSize,      // 3.6 to 3.10: a keys object with dk_size and an index array
+  kKeysLog2,      // 3.11 on: a keys object with dk_log2_size, dk_kind and unicode-only entries
+};
+
+// How int objects store their value.
+enum class IntModel : uint8_t {
+  kSignedSize,  // ob_size holds the sign and the digit count (up to 3.11)
+  kLvTag,       // lv_tag: digit count << 3 | sign bits (3.12 on)
+};
+
 struct ObjectLayout {
   int32_t ob_type = 8;        // PyObject.ob_type
   int32_t ob_size = 16;       // PyVarObject.ob_size
@@ -45,15 +58,29 @@ struct ObjectLayout {
 };
 
 struct RuntimeLayout {
-  int32_t interpreters_head = kAbsent;  // _PyRuntimeState.interpreters.head
-  int32_t gil_locked = kAbsent;         // the GIL's `locked` flag (int)
-  int32_t gil_last_holder = kAbsent;    // the GIL's last holder (PyThreadState *)
+  // The symbol the interpreter list hangs off: _PyRuntime (3.7 on), or the static pointer
+  // `interp_head` of Python/pystate.c (2.7, 3.6; .symtab only).
+  std::string_view symbol = "_PyRuntime";
+  int32_t interpreters_head = kAbsent;  // offset of the first interpreter's pointer there
+};
+
+// Where the GIL says who holds it.
+struct GilLayout {
+  // 3.12 on: the interpreter holds a pointer to its GIL struct at this offset; the offsets below
+  // are then inside that struct. Before 3.12 they are offsets in _PyRuntime.
+  int32_t interpreter_gil = kAbsent;
+  int32_t locked = kAbsent;       // int: held now
+  int32_t last_holder = kAbsent;  // PyThreadState *: the thread that took it last
+  int32_t enabled = kAbsent;      // int, free-threaded builds: the GIL is in use at all
+  // 2.7, 3.6: a PyThreadState * variable that is set exactly while a thread holds the GIL.
+  std::string_view holder_symbol;
 };
 
 struct InterpreterLayout {
   int32_t next = kAbsent;          // PyInterpreterState.next
   int32_t threads_head = kAbsent;  // PyInterpreterState.threads.head (or tstate_head)
   int32_t id = kAbsent;            // int64_t id
+  int32_t sysdict = kAbsent;       // the sys module's dict: sys.version, before Py_Version existed
 };
 
 struct ThreadStateLayout {
@@ -80,8 +107,13 @@ struct FrameLayout {
   int32_t owner_by_thread = kAbsent;
   int32_t owner_by_generator = kAbsent;
   int32_t owner_by_frame_object = kAbsent;
-  int32_t owner_by_c_stack = kAbsent;  // shim frames the eval loop pushes (3.12 on): skipped
+  // Frames the interpreter pushes for its own use hold no Python code and are skipped: the
+  // C-stack shim frames of 3.12 and 3.13 and the interpreter-owned entry frames of 3.14 on.
+  int32_t owner_by_c_stack = kAbsent;
   int32_t owner_by_interpreter = kAbsent;
+  // Tag bits to clear in f_executable and in the fast slots: 3.14 made them _PyStackRef, whose
+  // low bits are flags (gh-117139).
+  uint64_t stack_ref_tag_mask = 0;
 };
 
 struct CodeLayout {
@@ -94,6 +126,37 @@ struct CodeLayout {
   int32_t code_bytes = kAbsent;      // bytes object co_code (up to 3.10)
   int32_t code_adaptive = kAbsent;   // bytecode stored inline in the code object (3.11 on)
   bool lnotab_signed = true;         // co_lnotab line increments are signed from 3.6 on
+};
+
+struct VariablesLayout {
+  // Frame fields (both frame models).
+  int32_t frame_globals = kAbsent;
+  int32_t frame_builtins = kAbsent;
+  // Code fields: the names of the frame's fast slots (locals, cells, free variables), in slot
+  // order. One tuple (co_localsplusnames, 3.11 on) or three (co_varnames, co_cellvars,
+  // co_freevars) read one after the other.
+  int32_t code_local_names = kAbsent;
+  int32_t code_cell_names = kAbsent;
+  int32_t code_free_names = kAbsent;
+  int32_t tuple_items = 24;    // PyTupleObject.ob_item
+  int32_t list_items = 24;     // PyListObject.ob_item (a pointer to the array)
+  int32_t cell_reference = 16; // PyCellObject.ob_ref
+  int32_t float_value = 16;    // PyFloatObject.ob_fval
+  int32_t module_dict = 16;    // PyModuleObject.md_dict
+  IntModel int_model = IntModel::kSignedSize;
+  int32_t int_size = 16;       // ob_size or lv_tag
+  int32_t int_digits = 24;     // ob_digit
+  uint8_t int_digit_bits = 30;
+  DictModel dict_model = DictModel::kKeysLog2;
+  int32_t dict_used = 16;      // ma_used
+  int32_t dict_keys = 32;      // ma_keys (2.7: ma_table)
+  int32_t dict_values = 40;    // ma_values: split-table values (or 2.7's ma_mask)
+  int32_t dict_values_array = 0;  // offset of the first value inside ma_values
+  int32_t keys_size = kAbsent;    // dk_size (kKeysSize) or dk_log2_size (kKeysLog2, uint8)
+  int32_t keys_log2_index_bytes = kAbsent;  // uint8 (kKeysLog2)
+  int32_t keys_kind = kAbsent;              // uint8 dk_kind: 0 general entries, else unicode
+  int32_t keys_entry_count = kAbsent;       // dk_nentries
+  int32_t keys_indices = kAbsent;           // dk_indices: the index array, entries follow it
 };
 
 struct BytesLayout {
@@ -121,12 +184,14 @@ struct Layout {
   bool free_threaded = false;
   ObjectLayout object;
   RuntimeLayout runtime;
+  GilLayout gil;
   InterpreterLayout interpreter;
   ThreadStateLayout thread_state;
   FrameLayout frame;
   CodeLayout code;
   BytesLayout bytes;
   StringLayout string;
+  VariablesLayout variables;
 };
 
 }  // namespace hangpy::cpython

@@ -132,7 +132,8 @@ Expected<StackWalker::RawFrame> StackWalker::read_raw_frame(uint64_t frame) cons
   if (f.owner != kAbsent) {
     auto owner = read_field<int8_t>(memory_, frame, f.owner);
     if (!owner) return std::unexpected(owner.error());
-    if (f.owner_by_c_stack != kAbsent && *owner == f.owner_by_c_stack) {
+    if ((f.owner_by_c_stack != kAbsent && *owner == f.owner_by_c_stack) ||
+        (f.owner_by_interpreter != kAbsent && *owner == f.owner_by_interpreter)) {
       raw.skip = true;  // a shim frame: the eval loop's own bookkeeping, no Python code
       raw.is_entry = true;
       return raw;
@@ -145,7 +146,7 @@ Expected<StackWalker::RawFrame> StackWalker::read_raw_frame(uint64_t frame) cons
   }
   auto code = read_field<uint64_t>(memory_, frame, f.code);
   if (!code) return std::unexpected(code.error());
-  raw.code = *code;
+  raw.code = *code & ~f.stack_ref_tag_mask;
   auto offset = read_instruction_offset(frame, raw.code);
   if (!offset) return std::unexpected(offset.error());
   raw.instruction_offset = *offset;

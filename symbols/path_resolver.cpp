@@ -14,7 +14,10 @@ PathResolver::PathResolver(std::string sysroot, std::vector<std::string> lib_pat
 
 std::vector<std::string> PathResolver::candidates(const std::string& recorded_path) const {
   std::vector<std::string> result;
-  if (!sysroot_.empty()) {
+  // gdb's gcore of a chrooted process records host paths that already lie inside the sysroot.
+  const bool inside_sysroot = !sysroot_.empty() && recorded_path.starts_with(sysroot_ + "/");
+  if (inside_sysroot) result.push_back(recorded_path);
+  if (!sysroot_.empty() && !inside_sysroot) {
     const bool needs_slash = recorded_path.empty() || recorded_path.front() != '/';
     result.push_back(sysroot_ + (needs_slash ? "/" : "") + recorded_path);
   }

@@ -5,8 +5,20 @@
 namespace hangpy::cpython {
 
 std::span<const Layout* const> all_layouts() {
-  static const std::array<const Layout*, 1> kTables = {
+  static const std::array<const Layout*, 13> kTables = {
+      &layouts::kPython27,
+      &layouts::kPython36,
+      &layouts::kPython37,
+      &layouts::kPython38,
+      &layouts::kPython39,
+      &layouts::kPython310,
       &layouts::kPython311,
+      &layouts::kPython312,
+      &layouts::kPython313,
+      &layouts::kPython313t,
+      &layouts::kPython314,
+      &layouts::kPython314t,
+      &layouts::kPython315,
   };
   return kTables;
 }

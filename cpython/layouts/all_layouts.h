@@ -11,7 +11,19 @@
 namespace hangpy::cpython {
 
 namespace layouts {
+extern const Layout kPython27;
+extern const Layout kPython36;
+extern const Layout kPython37;
+extern const Layout kPython38;
+extern const Layout kPython39;
+extern const Layout kPython310;
 extern const Layout kPython311;
+extern const Layout kPython312;
+extern const Layout kPython313;
+extern const Layout kPython313t;
+extern const Layout kPython314;
+extern const Layout kPython314t;
+extern const Layout kPython315;
 }  // namespace layouts
 
 std::span<const Layout* const> all_layouts();

@@ -13,8 +13,8 @@ extern const Layout kPython311 = [] {
   layout.minor = 11;
 
   layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
-  layout.runtime.gil_last_holder = 368;   // ceval.gil.last_holder
-  layout.runtime.gil_locked = 376;        // ceval.gil.locked
+  layout.gil.last_holder = 368;   // ceval.gil.last_holder
+  layout.gil.locked = 376;        // ceval.gil.locked
 
   layout.interpreter.next = 0;
   layout.interpreter.threads_head = 16;
@@ -50,6 +50,21 @@ extern const Layout kPython311 = [] {
   layout.string.model = StringModel::kCompactPep393;
   layout.string.ascii_data = 48;    // sizeof(PyASCIIObject), which still has wstr in 3.11
   layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
+  auto& v = layout.variables;
+  v.frame_globals = 8;
+  v.frame_builtins = 16;
+  v.code_local_names = 96;  // co_localsplusnames
+  v.int_model = IntModel::kSignedSize;
+  v.dict_model = DictModel::kKeysLog2;
+  v.dict_used = 16;
+  v.dict_keys = 32;
+  v.dict_values = 40;
+  v.dict_values_array = 0;  // PyDictValues is just the array
+  v.keys_size = 8;          // dk_log2_size
+  v.keys_log2_index_bytes = 9;
+  v.keys_kind = 10;
+  v.keys_entry_count = 24;
+  v.keys_indices = 32;
   return layout;
 }();
 

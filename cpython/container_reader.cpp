@@ -1,0 +1,150 @@
+#include "cpython/container_reader.h"
+
+#include <algorithm>
+
+namespace hangpy::cpython {
+namespace {
+
+constexpr int64_t kMaxDictEntries = 1 << 24;  // sanity bound on what a keys object may claim
+
+}  // namespace
+
+Expected<std::vector<uint64_t>> ContainerReader::pointer_array(uint64_t address, int64_t count,
+                                                               size_t cap) const {
+  if (count < 0) return make_error(ErrorKind::kCorrupt, "negative item count", address);
+  size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), cap);
+  std::vector<uint64_t> items(n);
+  auto bytes = std::as_writable_bytes(std::span(items));
+  if (auto ok = objects_.memory().read(address, bytes); !ok) return std::unexpected(ok.error());
+  return items;
+}
+
+Expected<std::vector<uint64_t>> ContainerReader::tuple_items(uint64_t tuple, size_t cap) const {
+  const Layout& layout = objects_.layout();
+  auto size = read_value<int64_t>(objects_.memory(), tuple + layout.object.ob_size);
+  if (!size) return std::unexpected(size.error());
+  return pointer_array(tuple + layout.variables.tuple_items, *size, cap);
+}
+
+Expected<std::vector<uint64_t>> ContainerReader::list_items(uint64_t list, size_t cap) const {
+  const Layout& layout = objects_.layout();
+  auto size = read_value<int64_t>(objects_.memory(), list + layout.object.ob_size);
+  auto array = read_pointer(objects_.memory(), list + layout.variables.list_items);
+  if (!size) return std::unexpected(size.error());
+  if (!array) return std::unexpected(array.error());
+  if (*size == 0) return std::vector<uint64_t>{};
+  return pointer_array(*array, *size, cap);
+}
+
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::dict_items(
+    uint64_t dict, size_t cap) const {
+  switch (objects_.layout().variables.dict_model) {
+    case DictModel::kKeysLog2:
+      return items_keys_log2(dict, cap);
+    case DictModel::kKeysSize:
+      return items_keys_size(dict, cap);
+    case DictModel::kOpenTable:
+      return items_open_table(dict, cap);
+  }
+  return make_error(ErrorKind::kUnsupported, "unknown dict model");
+}
+
+// 3.11 on: entries follow an index array of 2**dk_log2_index_bytes bytes; unicode-keyed tables
+// hold (key, value) entries, general ones (hash, key, value); split tables keep values apart.
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys_log2(
+    uint64_t dict, size_t cap) const {
+  const VariablesLayout& v = objects_.layout().variables;
+  const AddressSpace& memory = objects_.memory();
+  auto keys = read_pointer(memory, dict + v.dict_keys);
+  auto values = read_pointer(memory, dict + v.dict_values);
+  if (!keys) return std::unexpected(keys.error());
+  if (!values) return std::unexpected(values.error());
+  auto index_bytes_log2 = read_value<uint8_t>(memory, *keys + v.keys_log2_index_bytes);
+  auto kind = read_value<uint8_t>(memory, *keys + v.keys_kind);
+  auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
+  if (!index_bytes_log2 || !kind || !count)
+    return make_error(ErrorKind::kCorrupt, "unreadable dict keys", *keys);
+  if (*index_bytes_log2 > 40 || *count < 0 || *count > kMaxDictEntries)
+    return make_error(ErrorKind::kCorrupt, "implausible dict keys", *keys);
+  const bool general = *kind == 0;
+  const uint64_t entry_size = general ? 24 : 16;
+  const uint64_t key_offset = general ? 8 : 0;
+  uint64_t entries = *keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
+  std::vector<std::pair<uint64_t, uint64_t>> items;
+  for (int64_t i = 0; i < *count && items.size() < cap; ++i) {
+    uint64_t entry = entries + static_cast<uint64_t>(i) * entry_size;
+    auto key = read_pointer(memory, entry + key_offset);
+    if (!key) return std::unexpected(key.error());
+    if (*key == 0) continue;  // a deleted entry
+    auto value = *values != 0
+                     ? read_pointer(memory, *values + v.dict_values_array + 8 * static_cast<uint64_t>(i))
+                     : read_pointer(memory, entry + key_offset + 8);
+    if (!value) return std::unexpected(value.error());
+    if (*value != 0) items.emplace_back(*key, *value);
+  }
+  return items;
+}
+
+// 3.6 to 3.10: the index array has dk_size slots of 1, 2, 4 or 8 bytes, then (hash, key, value).
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys_size(
+    uint64_t dict, size_t cap) const {
+  const VariablesLayout& v = objects_.layout().variables;
+  const AddressSpace& memory = objects_.memory();
+  auto keys = read_pointer(memory, dict + v.dict_keys);
+  auto values = read_pointer(memory, dict + v.dict_values);
+  if (!keys) return std::unexpected(keys.error());
+  if (!values) return std::unexpected(values.error());
+  auto size = read_value<int64_t>(memory, *keys + v.keys_size);
+  auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
+  if (!size || !count) return make_error(ErrorKind::kCorrupt, "unreadable dict keys", *keys);
+  if (*size <= 0 || *size > kMaxDictEntries * 2 || *count < 0 || *count > *size)
+    return make_error(ErrorKind::kCorrupt, "implausible dict keys", *keys);
+  uint64_t index_width = *size <= 0xff ? 1 : *size <= 0xffff ? 2 : *size <= 0xffffffffLL ? 4 : 8;
+  uint64_t entries = *keys + v.keys_indices + static_cast<uint64_t>(*size) * index_width;
+  std::vector<std::pair<uint64_t, uint64_t>> items;
+  for (int64_t i = 0; i < *count && items.size() < cap; ++i) {
+    uint64_t entry = entries + static_cast<uint64_t>(i) * 24;
+    auto key = read_pointer(memory, entry + 8);
+    if (!key) return std::unexpected(key.error());
+    if (*key == 0) continue;
+    auto value = *values != 0 ? read_pointer(memory, *values + 8 * static_cast<uint64_t>(i))
+                              : read_pointer(memory, entry + 16);
+    if (!value) return std::unexpected(value.error());
+    if (*value != 0) items.emplace_back(*key, *value);
+  }
+  return items;
+}
+
+// 2.7: ma_table holds ma_mask + 1 slots of (hash, key, value); unused slots have no key or value.
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_open_table(
+    uint64_t dict, size_t cap) const {
+  const VariablesLayout& v = objects_.layout().variables;
+  const AddressSpace& memory = objects_.memory();
+  auto table = read_pointer(memory, dict + v.dict_keys);
+  auto mask = read_value<int64_t>(memory, dict + v.dict_values);
+  if (!table) return std::unexpected(table.error());
+  if (!mask) return std::unexpected(mask.error());
+  if (*mask < 0 || *mask > kMaxDictEntries * 2)
+    return make_error(ErrorKind::kCorrupt, "implausible dict mask", dict);
+  std::vector<std::pair<uint64_t, uint64_t>> items;
+  for (int64_t i = 0; i <= *mask && items.size() < cap; ++i) {
+    uint64_t slot = *table + static_cast<uint64_t>(i) * 24;
+    auto key = read_pointer(memory, slot + 8);
+    auto value = read_pointer(memory, slot + 16);
+    if (!key || !value) return make_error(ErrorKind::kCorrupt, "unreadable dict slot", slot);
+    if (*key != 0 && *value != 0) items.emplace_back(*key, *value);
+  }
+  return items;
+}
+
+Expected<uint64_t> ContainerReader::dict_get(uint64_t dict, std::string_view key) const {
+  auto items = dict_items(dict);
+  if (!items) return std::unexpected(items.error());
+  for (const auto& [item_key, value] : *items) {
+    auto text = objects_.read_string(item_key);
+    if (text && *text == key) return value;
+  }
+  return 0;
+}
+
+}  // namespace hangpy::cpython

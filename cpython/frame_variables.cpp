@@ -1,0 +1,98 @@
+#include "cpython/frame_variables.h"
+
+#include "cpython/container_reader.h"
+#include "cpython/object_repr.h"
+
+namespace hangpy::cpython {
+namespace {
+
+constexpr size_t kMaxLocals = 4096;
+
+// The names of a frame's fast slots, in slot order (see VariablesLayout).
+Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint64_t code) {
+  const VariablesLayout& v = objects.layout().variables;
+  ContainerReader containers(objects);
+  std::vector<std::string> names;
+  for (int32_t offset : {v.code_local_names, v.code_cell_names, v.code_free_names}) {
+    if (offset == kAbsent) continue;
+    auto tuple = read_pointer(objects.memory(), code + static_cast<uint64_t>(offset));
+    if (!tuple) return std::unexpected(tuple.error());
+    auto items = containers.tuple_items(*tuple, kMaxLocals);
+    if (!items) return std::unexpected(items.error());
+    for (uint64_t item : *items) {
+      auto name = objects.read_string(item);
+      names.push_back(name ? *name : fmt::format("<unreadable name at 0x{:x}>", item));
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+VariableReader::VariableReader(const AddressSpace& memory, const Layout& layout)
+    : memory_(memory), layout_(layout) {}
+
+Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame) const {
+  if (layout_.frame.localsplus == kAbsent)
+    return make_error(ErrorKind::kUnsupported, "this layout has no frame slots");
+  ObjectReader objects(memory_, layout_);
+  auto names = slot_names(objects, frame.code_address);
+  if (!names) return std::unexpected(names.error());
+  ObjectRepr printer(objects);
+  std::vector<Variable> variables;
+  uint64_t slots = frame.address + static_cast<uint64_t>(layout_.frame.localsplus);
+  for (size_t i = 0; i < names->size(); ++i) {
+    auto value = read_pointer(memory_, slots + 8 * i);
+    if (!value) return std::unexpected(value.error());
+    uint64_t object = *value & ~layout_.frame.stack_ref_tag_mask;
+    // Cells and free variables hold a cell object: show what it refers to.
+    if (object != 0) {
+      if (auto type = objects.type_name(object); type && *type == "cell") {
+        auto referent = read_pointer(memory_, object + layout_.variables.cell_reference);
+        object = referent.value_or(0);
+      }
+    }
+    if (object == 0) continue;  // unbound
+    variables.push_back({(*names)[i], printer.repr(object, kMaxReprLength), object});
+  }
+  return variables;
+}
+
+Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame& frame,
+                                                              std::string_view name) const {
+  auto fast = locals(frame);
+  if (!fast) return std::unexpected(fast.error());
+  for (const Variable& variable : *fast) {
+    if (variable.name == name) return FoundVariable{Scope::kLocal, variable};
+  }
+  ObjectReader objects(memory_, layout_);
+  ContainerReader containers(objects);
+  ObjectRepr printer(objects);
+  const VariablesLayout& v = layout_.variables;
+  for (auto [scope, offset] : {std::pair{Scope::kGlobal, v.frame_globals},
+                               std::pair{Scope::kBuiltin, v.frame_builtins}}) {
+    if (offset == kAbsent) continue;
+    auto dict = read_pointer(memory_, frame.address + static_cast<uint64_t>(offset));
+    if (!dict) return std::unexpected(dict.error());
+    if (*dict == 0) continue;
+    // The builtins of a frame can be the builtins module rather than its dict.
+    uint64_t mapping = *dict;
+    if (auto type = objects.type_name(mapping); type && *type == "module") {
+      auto module_dict = read_pointer(memory_, mapping + v.module_dict);
+      if (!module_dict) return std::unexpected(module_dict.error());
+      mapping = *module_dict;
+    }
+    auto value = containers.dict_get(mapping, name);
+    if (!value) return std::unexpected(value.error());
+    if (*value != 0)
+      return FoundVariable{scope, {std::string(name), printer.repr(*value, kMaxReprLength), *value}};
+  }
+  return std::optional<FoundVariable>{};
+}
+
+std::string VariableReader::repr(uint64_t object, size_t max_length) const {
+  ObjectReader objects(memory_, layout_);
+  return ObjectRepr(objects).repr(object, max_length);
+}
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,84 @@
+// CPython 2.7 (x86-64, default build, UCS4 or UCS2 alike: no field below depends on it), read
+// with `ptype /o` from the DWARF of a 2.7.18 build (Include/pystate.h, frameobject.h, code.h,
+// stringobject.h, object.h). These structs did not change over the 2.7 series. Walked live on
+// 2.7.18.
+//
+// NEEDS (facts this table cannot express yet):
+// - There is no _PyRuntime. The first interpreter is the static pointer variable `interp_head`
+//   (Python/pystate.c): read the pointer stored at that symbol. It is a local symbol (.symtab
+//   only); without it, the exported PyInterpreterState_Head() is
+//   `mov interp_head(%rip), %rax; ret` (decode the RIP-relative address), or take
+//   _PyThreadState_Current->interp. interpreters_head = 0 below means "offset 0 from the
+//   `interp_head` symbol".
+// - There is no gil_locked / last_holder at all: 2.7's GIL is `interpreter_lock`, an opaque
+//   PyThread_type_lock (static in Python/ceval.c, NULL until threads start). The GIL holder is
+//   the exported global `_PyThreadState_Current` (PyThreadState *): non-NULL exactly while a
+//   thread holds the GIL (PyEval_SaveThread sets it to NULL when a thread releases it).
+// - PyThreadState has no native_thread_id; PyInterpreterState has no id (treat as 0).
+// - Python 2 str is PyStringObject, type name "str"; co_filename, co_name and co_lnotab are all
+//   str objects (so bytes.data is 36, not 32). A unicode object is type "unicode" (never used by
+//   code objects).
+// - co_lnotab line increments are unsigned bytes (lnotab_signed = false).
+// - f_lineno (124) is only maintained while tracing; use co_lnotab otherwise.
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython27 = [] {
+  Layout layout;
+  layout.name = "2.7";
+  layout.source_tag = "v2.7.18";
+  layout.major = 2;
+  layout.minor = 7;
+
+  layout.runtime.interpreters_head = 0;  // the runtime symbol is `interp_head` itself: see NEEDS
+  // No GIL state to read: see NEEDS (_PyThreadState_Current).
+
+  layout.interpreter.next = 0;
+  layout.interpreter.threads_head = 8;  // tstate_head
+  // No interpreter id in 2.7.
+
+  layout.thread_state.next = 0;  // no `prev` in 2.7
+  layout.thread_state.interp = 8;
+  layout.thread_state.thread_id = 144;     // long thread_id
+  layout.thread_state.frame_path[0] = 16;  // PyThreadState.frame
+
+  layout.frame.model = FrameModel::kFrameObject;
+  layout.frame.instruction_kind = InstructionKind::kLastiBytes;
+  layout.frame.code = 32;          // f_code
+  layout.frame.previous = 24;      // f_back
+  layout.frame.instruction = 120;  // f_lasti
+  layout.frame.line_number = 124;  // f_lineno
+  layout.frame.localsplus = 376;   // f_localsplus
+
+  layout.code.line_table_kind = LineTableKind::kLnotab;
+  layout.code.code_bytes = 32;  // co_code (a str)
+  layout.code.filename = 80;
+  layout.code.name = 88;
+  layout.code.first_line = 96;
+  layout.code.line_table = 104;  // co_lnotab (a str)
+  layout.code.lnotab_signed = false;
+
+  layout.bytes.size = 16;  // PyStringObject.ob_size
+  layout.bytes.data = 36;  // PyStringObject.ob_sval, after ob_shash and int ob_sstate
+
+  layout.string.model = StringModel::kBytes;
+  layout.string.length = 16;      // ob_size
+  layout.string.bytes_data = 36;  // ob_sval
+  layout.runtime.symbol = "interp_head";
+  layout.gil.holder_symbol = "_PyThreadState_Current";
+  // Variables (py-locals, py-print, sys.version).
+  layout.interpreter.sysdict = 24;
+  layout.variables.frame_globals = 48;
+  layout.variables.frame_builtins = 40;
+  layout.variables.code_local_names = 56;  // co_varnames, then cells, then free variables
+  layout.variables.code_cell_names = 72;
+  layout.variables.code_free_names = 64;
+  layout.variables.dict_model = DictModel::kOpenTable;
+  layout.variables.dict_used = 24;
+  layout.variables.dict_values = 32;  // ma_mask
+  layout.variables.dict_keys = 40;    // ma_table
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

@@ -1,0 +1,69 @@
+// CPython 3.10 (x86-64, default build), read with `ptype /o` from the DWARF of a 3.10.13 build;
+// the v3.10.0..v3.10.13 header diffs (Include/internal/pycore_runtime.h, pycore_interp.h,
+// Include/cpython/pystate.h, frameobject.h, code.h) touch none of these fields. Walked live on
+// 3.10.13.
+//
+// NEEDS (facts this table cannot express yet):
+// - PyThreadState has no native_thread_id before 3.11 (threading.get_native_id() exists from
+//   3.8, but the LWP is not stored in the thread state): match threads to LWPs another way
+//   (e.g. pthread_t thread_id == the thread's pthread self / TLS base).
+// - f_lasti starts at -1 (frame not started) and counts 2-byte code units.
+// - f_lineno (100) is only maintained while tracing; use co_linetable otherwise.
+// - PyThreadState.cframe (48) exists but only carries use_tracing; frames hang off `frame` (24).
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython310 = [] {
+  Layout layout;
+  layout.name = "3.10";
+  layout.source_tag = "v3.10.13";
+  layout.major = 3;
+  layout.minor = 10;
+
+  layout.runtime.interpreters_head = 32;  // interpreters { mutex; head; main; next_id }
+  layout.gil.last_holder = 360;   // ceval.gil.last_holder
+  layout.gil.locked = 368;        // ceval.gil.locked
+
+  layout.interpreter.next = 0;
+  layout.interpreter.threads_head = 8;  // tstate_head
+  layout.interpreter.id = 24;           // after the `runtime` back pointer
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 176;
+  layout.thread_state.frame_path[0] = 24;  // PyThreadState.frame
+
+  layout.frame.model = FrameModel::kFrameObject;
+  layout.frame.instruction_kind = InstructionKind::kLastiCodeUnits;
+  layout.frame.code = 32;         // f_code
+  layout.frame.previous = 24;     // f_back
+  layout.frame.instruction = 96;  // f_lasti
+  layout.frame.line_number = 100; // f_lineno
+  layout.frame.localsplus = 352;  // f_localsplus
+
+  layout.code.line_table_kind = LineTableKind::kLineTable310;
+  layout.code.first_line = 40;
+  layout.code.code_bytes = 48;  // co_code
+  layout.code.filename = 104;
+  layout.code.name = 112;
+  layout.code.line_table = 120;  // co_linetable
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.ascii_data = 48;    // sizeof(PyASCIIObject), with wstr
+  layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
+  // Variables (py-locals, py-print, sys.version).
+  layout.interpreter.sysdict = 872;
+  layout.variables.frame_globals = 48;
+  layout.variables.frame_builtins = 40;
+  layout.variables.code_local_names = 72;  // co_varnames, then cells, then free variables
+  layout.variables.code_cell_names = 88;
+  layout.variables.code_free_names = 80;
+  layout.variables.dict_model = DictModel::kKeysSize;
+  layout.variables.keys_size = 8;          // dk_size
+  layout.variables.keys_entry_count = 32;  // dk_nentries
+  layout.variables.keys_indices = 40;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

@@ -1,0 +1,81 @@
+// CPython 3.12 (x86-64, default build), read with `ptype /o` from the DWARF of a 3.12.1 build and
+// checked against the v3.12.0, v3.12.1 and v3.12.14 headers (Include/internal/pycore_runtime.h,
+// pycore_interp.h, pycore_frame.h, pycore_ceval_state.h, Include/cpython/pystate.h, code.h,
+// unicodeobject.h): every offset below is the same across the series. Walked live on 3.12.1.
+//
+// NEEDS (facts this table cannot express yet):
+// - The GIL is no longer in _PyRuntime: PyInterpreterState.ceval.gil (offset 384) points to a
+//   _gil_runtime_state, in which last_holder is at 8 (PyThreadState *) and locked at 16 (int).
+//   For the main interpreter that pointer is &interp->_gil (the struct embedded at interp + 1040).
+//   runtime.gil_locked / gil_last_holder are therefore absent here.
+// - Entry frames: 3.12 has no is_entry; the eval loop pushes a shim frame owned by
+//   FRAME_OWNED_BY_CSTACK (3) under the first frame of every _PyEval_EvalFrameDefault call. Its
+//   f_code is interp->interpreter_trampoline (a real code object), so it must be skipped by owner.
+// - No _Py_DebugOffsets in 3.12 (that begins in 3.13).
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython312 = [] {
+  Layout layout;
+  layout.name = "3.12";
+  layout.source_tag = "v3.12.1";
+  layout.major = 3;
+  layout.minor = 12;
+
+  layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
+  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+
+  layout.interpreter.next = 0;
+  layout.interpreter.threads_head = 72;  // threads { next_unique_id; head; count; stacksize }
+  layout.interpreter.id = 8;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 136;
+  layout.thread_state.native_thread_id = 144;
+  layout.thread_state.frame_path[0] = 56;  // PyThreadState.cframe
+  layout.thread_state.frame_path[1] = 0;   // _PyCFrame.current_frame
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kPrevInstr;
+  layout.frame.code = 0;          // f_code (PyCodeObject *)
+  layout.frame.previous = 8;
+  layout.frame.instruction = 56;  // prev_instr
+  layout.frame.owner = 70;        // char owner, after int stacktop and uint16_t return_offset
+  layout.frame.localsplus = 72;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+  layout.frame.owner_by_c_stack = 3;  // the eval loop's entry shim frames
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 68;
+  layout.code.filename = 112;
+  layout.code.name = 120;
+  layout.code.qualname = 128;
+  layout.code.line_table = 136;     // co_linetable
+  layout.code.code_adaptive = 192;  // co_code_adaptive
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.ascii_data = 40;    // sizeof(PyASCIIObject): wstr is gone from 3.12 on
+  layout.string.compact_data = 56;  // sizeof(PyCompactUnicodeObject)
+  layout.gil.interpreter_gil = 384;  // ceval.gil
+  layout.gil.last_holder = 8;
+  layout.gil.locked = 16;
+  // Variables (py-locals, py-print, sys.version).
+  layout.variables.frame_globals = 24;
+  layout.variables.frame_builtins = 32;
+  layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.int_model = IntModel::kLvTag;
+  layout.variables.dict_model = DictModel::kKeysLog2;
+  layout.variables.keys_size = 8;  // dk_log2_size
+  layout.variables.keys_log2_index_bytes = 9;
+  layout.variables.keys_kind = 10;
+  layout.variables.keys_entry_count = 24;
+  layout.variables.keys_indices = 32;
+  layout.variables.dict_values_array = 0;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

@@ -1,0 +1,87 @@
+// CPython 3.13 (x86-64, default build), read with `ptype /o` from the DWARF of a 3.13.0 build and
+// checked against the v3.13.0 and v3.13.15 headers (Include/internal/pycore_runtime.h,
+// pycore_interp.h, pycore_frame.h, pycore_ceval_state.h, Include/cpython/pystate.h, code.h,
+// unicodeobject.h) and against the _Py_DebugOffsets values compiled into 3.13.0's _PyRuntime:
+// every offset below is the same across the series. Walked live on 3.13.0.
+//
+// NEEDS (facts this table cannot express yet):
+// - _Py_DebugOffsets sits at _PyRuntime + 0 (584 bytes): cookie "xdebugpy" (8 chars, no NUL) at
+//   0, version (uint64, PY_VERSION_HEX) at 8, free_threaded (uint64) at 16, then sections of
+//   uint64 offsets (runtime_state, interpreter_state, thread_state, interpreter_frame,
+//   code_object, pyobject, type_object, ..., unicode_object, gc). Read, validate, prefer.
+//   _PyRuntime is also placed in its own ELF section ".PyRuntime" (findable without symbols).
+// - The GIL is per interpreter: PyInterpreterState.ceval.gil (offset 16) points to a
+//   _gil_runtime_state with last_holder at 8 (PyThreadState *) and locked at 16 (int); for the
+//   main interpreter it points at interp->_gil (embedded at interp + 7752; the debug offsets'
+//   gil_runtime_state_locked = 7768 and _holder = 7760 are relative to the interpreter). Also
+//   PyThreadState._status (offset 32) has a holds_gil bit (bit 5).
+// - Entry frames: the eval loop pushes a shim frame owned by FRAME_OWNED_BY_CSTACK (3) with
+//   f_executable = None; skipped by owner.
+// - f_executable is a plain PyObject * in 3.13 (no tag bits); it is a code object for Python
+//   frames but the type should still be checked ("code").
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython313 = [] {
+  Layout layout;
+  layout.name = "3.13";
+  layout.source_tag = "v3.13.0";
+  layout.major = 3;
+  layout.minor = 13;
+
+  layout.runtime.interpreters_head = 632;  // after the 584-byte _Py_DebugOffsets
+  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+
+  layout.interpreter.next = 7264;  // after the embedded struct _ceval_state
+  layout.interpreter.threads_head = 7344;
+  layout.interpreter.id = 7272;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 152;
+  layout.thread_state.native_thread_id = 160;
+  layout.thread_state.frame_path[0] = 72;  // PyThreadState.current_frame (no _PyCFrame any more)
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
+  layout.frame.code = 0;          // f_executable (PyObject *)
+  layout.frame.previous = 8;
+  layout.frame.instruction = 56;  // instr_ptr
+  layout.frame.owner = 70;
+  layout.frame.localsplus = 72;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+  layout.frame.owner_by_c_stack = 3;  // the eval loop's entry shim frames
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 68;
+  layout.code.filename = 112;
+  layout.code.name = 120;
+  layout.code.qualname = 128;
+  layout.code.line_table = 136;     // co_linetable
+  layout.code.code_adaptive = 200;  // co_code_adaptive (co_executors was added before it)
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.ascii_data = 40;    // sizeof(PyASCIIObject)
+  layout.string.compact_data = 56;  // sizeof(PyCompactUnicodeObject)
+  layout.gil.interpreter_gil = 16;  // ceval.gil
+  layout.gil.last_holder = 8;
+  layout.gil.locked = 16;
+  // Variables (py-locals, py-print, sys.version).
+  layout.variables.frame_globals = 24;
+  layout.variables.frame_builtins = 32;
+  layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.int_model = IntModel::kLvTag;
+  layout.variables.dict_model = DictModel::kKeysLog2;
+  layout.variables.keys_size = 8;  // dk_log2_size
+  layout.variables.keys_log2_index_bytes = 9;
+  layout.variables.keys_kind = 10;
+  layout.variables.keys_entry_count = 24;
+  layout.variables.keys_indices = 32;
+  layout.variables.dict_values_array = 8;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

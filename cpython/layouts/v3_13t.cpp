@@ -1,0 +1,115 @@
+// CPython 3.13t (x86-64, free-threaded build: Py_GIL_DISABLED). No local build: the offsets were
+// computed from the v3.13.15 headers (same as v3.13.0 for every field below) by compiling
+// offsetof() probes against them with Py_GIL_DISABLED and an x86-64 Linux pyconfig.h (no
+// CPython build); the same probe without Py_GIL_DISABLED reproduces our 3.13.0 DWARF offsets.
+//
+// The object header is 32 bytes instead of 16: ob_tid (uintptr_t, 0), _padding (uint16_t, 8),
+// ob_mutex (PyMutex, 10), ob_gc_bits (uint8_t, 11), ob_ref_local (uint32_t, 12), ob_ref_shared
+// (Py_ssize_t, 16), ob_type (24); PyVarObject.ob_size follows at 32. Every object-relative offset
+// (type, code, bytes, str) moves by 16; the runtime, interpreter, thread-state and
+// interpreter-frame structs are not objects and keep their 3.13 offsets.
+//
+// NEEDS (facts this table cannot express yet):
+// - _Py_DebugOffsets at _PyRuntime + 0 (584 bytes), as in 3.13, with free_threaded (offset 16)
+//   = 1. A 3.13 default table must refuse a process whose free_threaded is 1 and vice versa.
+// - The GIL: PyInterpreterState.ceval.gil (offset 16) points to a _gil_runtime_state that in
+//   this build starts with `int enabled` (0), then last_holder at 16 and locked at 24. The GIL
+//   is normally disabled (enabled == 0; PYTHON_GIL=1 or an extension without Py_mod_gil turns it
+//   on): only trust locked / last_holder when enabled != 0. Also the _status.holds_gil bit of
+//   PyThreadState (offset 32, bit 5).
+// - Entry frames: shim frames owned by FRAME_OWNED_BY_CSTACK (3), as in 3.13.
+// - f_executable is still a plain PyObject * in 3.13t (stack refs begin in 3.14).
+// - The PyASCIIObject state bitfield is the same as the default build in 3.13
+//   (interned:2, kind:3 at bit 2, compact at 5, ascii at 6).
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython313t = [] {
+  Layout layout;
+  layout.name = "3.13t";
+  layout.source_tag = "v3.13.15";
+  layout.major = 3;
+  layout.minor = 13;
+  layout.free_threaded = true;
+
+  layout.object.ob_type = 24;  // after ob_tid, _padding, ob_mutex, ob_gc_bits, ob_ref_local,
+                               // ob_ref_shared
+  layout.object.ob_size = 32;
+  layout.object.tp_name = 40;
+
+  layout.runtime.interpreters_head = 632;
+  // The GIL is per interpreter (and usually disabled): see NEEDS above.
+
+  layout.interpreter.next = 7264;
+  layout.interpreter.threads_head = 7344;
+  layout.interpreter.id = 7272;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 152;
+  layout.thread_state.native_thread_id = 160;
+  layout.thread_state.frame_path[0] = 72;  // PyThreadState.current_frame
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
+  layout.frame.code = 0;          // f_executable (PyObject *)
+  layout.frame.previous = 8;
+  layout.frame.instruction = 56;  // instr_ptr
+  layout.frame.owner = 70;
+  layout.frame.localsplus = 72;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+  layout.frame.owner_by_c_stack = 3;
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 84;
+  layout.code.filename = 128;
+  layout.code.name = 136;
+  layout.code.qualname = 144;
+  layout.code.line_table = 152;     // co_linetable
+  layout.code.code_adaptive = 216;  // co_code_adaptive
+
+  layout.bytes.size = 32;  // ob_size
+  layout.bytes.data = 48;  // ob_sval, after ob_shash
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.length = 32;
+  layout.string.state = 48;
+  layout.string.kind_shift = 2;
+  layout.string.compact_shift = 5;
+  layout.string.ascii_shift = 6;
+  layout.string.ascii_data = 56;    // sizeof(PyASCIIObject)
+  layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
+  layout.gil.interpreter_gil = 16;  // ceval.gil
+  layout.gil.enabled = 0;
+  layout.gil.last_holder = 16;
+  layout.gil.locked = 24;
+  // Variables (py-locals, py-print, sys.version).
+  layout.variables.frame_globals = 24;
+  layout.variables.frame_builtins = 32;
+  layout.variables.code_local_names = 112;  // co_localsplusnames
+  layout.variables.int_model = IntModel::kLvTag;
+  layout.variables.dict_model = DictModel::kKeysLog2;
+  layout.variables.keys_size = 8;  // dk_log2_size
+  layout.variables.keys_log2_index_bytes = 9;
+  layout.variables.keys_kind = 10;
+  layout.variables.keys_entry_count = 24;
+  layout.variables.keys_indices = 32;
+  layout.variables.dict_values_array = 8;
+  // Free-threaded objects have a 16-byte larger header: every field after it moves.
+  layout.variables.tuple_items += 16;
+  layout.variables.list_items += 16;
+  layout.variables.cell_reference += 16;
+  layout.variables.float_value += 16;
+  layout.variables.module_dict += 16;
+  layout.variables.int_size += 16;
+  layout.variables.int_digits += 16;
+  layout.variables.dict_used += 16;
+  layout.variables.dict_keys += 16;
+  layout.variables.dict_values += 16;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

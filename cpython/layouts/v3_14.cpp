@@ -1,0 +1,91 @@
+// CPython 3.14 (x86-64, default build). No local build: the offsets were computed from the
+// v3.14.7 headers (Include/internal/pycore_runtime_structs.h, pycore_interp_structs.h,
+// pycore_interpframe_structs.h, pycore_debug_offsets.h, pycore_stackref.h, Include/cpython/
+// pystate.h, code.h, unicodeobject.h) by compiling offsetof() probes against them with an x86-64
+// Linux pyconfig.h (no CPython build); the same probe reproduces the DWARF offsets of our 3.12.1
+// and 3.13.0 builds exactly. v3.14.0 gives the same values for every field below (only the
+// embedded interp->_gil moved, 7760 -> 7784, which this table does not use).
+//
+// NEEDS (facts this table cannot express yet):
+// - f_executable is a _PyStackRef, a tagged pointer: the object is `bits & ~Py_TAG_BITS`.
+//   Py_TAG_BITS is 3 in the default build (bit 0 = Py_TAG_REFCNT, set when the reference is
+//   not counted, e.g. for an immortal code object; tag 3 = tagged int, never an f_executable).
+//   Mask with ~3 before using `code`; read raw, it lands 1 byte off when the bit is set.
+// - Entry frames: the eval loop's entry frame (ceval.c: entry.frame.owner) is owned by
+//   FRAME_OWNED_BY_INTERPRETER (3) with f_executable = None; FRAME_OWNED_BY_CSTACK (4) is in the
+//   enum but the 3.14 runtime never sets it. CPython's own remote unwinder skips both values.
+//   This table puts 3 in owner_by_c_stack (the field the walker skips by); layout.h should
+//   rather hold a set of owners to skip.
+// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes): cookie "xdebugpy", version at 8
+//   (PY_VERSION_HEX), free_threaded at 16. _PyRuntime is in ELF section ".PyRuntime".
+// - The GIL is per interpreter: PyInterpreterState.ceval.gil (offset 16) points to a
+//   _gil_runtime_state with last_holder at 8 and locked at 16 (int). PyThreadState.holds_gil
+//   (int, offset 36) is a per-thread flag too.
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython314 = [] {
+  Layout layout;
+  layout.name = "3.14";
+  layout.source_tag = "v3.14.7";
+  layout.major = 3;
+  layout.minor = 14;
+
+  layout.runtime.interpreters_head = 808;  // after the 760-byte _Py_DebugOffsets
+  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+
+  layout.interpreter.next = 7272;  // after the embedded struct _ceval_state
+  layout.interpreter.threads_head = 7344;
+  layout.interpreter.id = 7280;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 152;
+  layout.thread_state.native_thread_id = 160;
+  layout.thread_state.frame_path[0] = 72;  // PyThreadState.current_frame
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
+  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef, see NEEDS
+  layout.frame.previous = 8;
+  layout.frame.instruction = 56;  // instr_ptr
+  layout.frame.owner = 74;        // after _PyStackRef *stackpointer (64) and return_offset (72)
+  layout.frame.localsplus = 80;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+  layout.frame.owner_by_interpreter = 3;
+  layout.frame.owner_by_c_stack = 3;  // the frames to skip are the interpreter-owned entry frames
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 68;
+  layout.code.filename = 112;
+  layout.code.name = 120;
+  layout.code.qualname = 128;
+  layout.code.line_table = 136;     // co_linetable
+  layout.code.code_adaptive = 208;  // co_code_adaptive
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.ascii_data = 40;    // sizeof(PyASCIIObject)
+  layout.string.compact_data = 56;  // sizeof(PyCompactUnicodeObject)
+  layout.gil.interpreter_gil = 16;  // ceval.gil
+  layout.gil.last_holder = 8;
+  layout.gil.locked = 16;
+  layout.frame.stack_ref_tag_mask = 3;  // f_executable is a tagged _PyStackRef
+  // Variables (py-locals, py-print, sys.version).
+  layout.variables.frame_globals = 24;
+  layout.variables.frame_builtins = 32;
+  layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.int_model = IntModel::kLvTag;
+  layout.variables.dict_model = DictModel::kKeysLog2;
+  layout.variables.keys_size = 8;  // dk_log2_size
+  layout.variables.keys_log2_index_bytes = 9;
+  layout.variables.keys_kind = 10;
+  layout.variables.keys_entry_count = 24;
+  layout.variables.keys_indices = 32;
+  layout.variables.dict_values_array = 8;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts

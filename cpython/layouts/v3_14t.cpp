@@ -1,0 +1,126 @@
+// CPython 3.14t (x86-64, free-threaded build: Py_GIL_DISABLED). No local build: the offsets were
+// computed from the v3.14.7 headers (same as v3.14.0 for every field below) by compiling
+// offsetof() probes against them with Py_GIL_DISABLED and an x86-64 Linux pyconfig.h (no
+// CPython build); the same probe reproduces our 3.12.1 and 3.13.0 DWARF offsets exactly.
+//
+// The object header is 32 bytes instead of 16: ob_tid (uintptr_t, 0), ob_flags (uint16_t, 8),
+// ob_mutex (PyMutex, 10), ob_gc_bits (uint8_t, 11), ob_ref_local (uint32_t, 12), ob_ref_shared
+// (Py_ssize_t, 16), ob_type (24); PyVarObject.ob_size follows at 32. Every object-relative offset
+// moves by 16; the runtime, interpreter and thread-state structs keep their 3.14 offsets, but
+// _PyInterpreterFrame gains int32_t tlbc_index (72), which moves owner to 78.
+//
+// NEEDS (facts this table cannot express yet):
+// - f_executable is a _PyStackRef: the object is `bits & ~Py_TAG_BITS`, Py_TAG_BITS = 1 in this
+//   build; the bit is set whenever the reference is deferred (objects with deferred reference
+//   counting, or immortal ones), so expect it on code objects. Mask (~3 is safe for both 3.14
+//   builds) before using `code`.
+// - Thread-local bytecode: instr_ptr points into the thread's own copy of the bytecode, not
+//   always into co_code_adaptive. The copy is
+//   ((_PyCodeArray *)code->co_tlbc)->entries[frame->tlbc_index]: co_tlbc at code + 224,
+//   _PyCodeArray { Py_ssize_t size; char *entries[] } so entries at + 8, tlbc_index (int32) at
+//   frame + 72. entries[0] is co_code_adaptive (code + 232). The instruction offset is
+//   instr_ptr - entries[tlbc_index]; using code_adaptive is only right for tlbc_index 0.
+// - Entry frames are owned by FRAME_OWNED_BY_INTERPRETER (3); FRAME_OWNED_BY_CSTACK (4) is
+//   never set by the 3.14 runtime. This table puts 3 in owner_by_c_stack (the value the walker
+//   skips); layout.h should hold a set of owners to skip.
+// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes), free_threaded (offset 16) = 1; it lists
+//   code_object.co_tlbc and interpreter_frame.tlbc_index for this build.
+// - The GIL: PyInterpreterState.ceval.gil (offset 16) points to a _gil_runtime_state starting
+//   with `int enabled` (0), then last_holder at 16 and locked at 24; normally disabled, so only
+//   trust it when enabled != 0. PyThreadState.holds_gil (int, offset 36).
+// - The PyASCIIObject state differs from the default build: `interned` is a whole byte
+//   (unsigned char, bits 0-7, read atomically), so kind is at bit 8, compact at 11, ascii at 12.
+#include "cpython/layouts/all_layouts.h"
+
+namespace hangpy::cpython::layouts {
+
+extern const Layout kPython314t = [] {
+  Layout layout;
+  layout.name = "3.14t";
+  layout.source_tag = "v3.14.7";
+  layout.major = 3;
+  layout.minor = 14;
+  layout.free_threaded = true;
+
+  layout.object.ob_type = 24;  // after ob_tid, ob_flags, ob_mutex, ob_gc_bits, ob_ref_local,
+                               // ob_ref_shared
+  layout.object.ob_size = 32;
+  layout.object.tp_name = 40;
+
+  layout.runtime.interpreters_head = 808;
+  // The GIL is per interpreter (and usually disabled): see NEEDS above.
+
+  layout.interpreter.next = 7272;
+  layout.interpreter.threads_head = 7344;
+  layout.interpreter.id = 7280;
+
+  layout.thread_state.next = 8;
+  layout.thread_state.interp = 16;
+  layout.thread_state.thread_id = 152;
+  layout.thread_state.native_thread_id = 160;
+  layout.thread_state.frame_path[0] = 72;  // PyThreadState.current_frame
+
+  layout.frame.model = FrameModel::kInterpreterFrame;
+  layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
+  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef, see NEEDS
+  layout.frame.previous = 8;
+  layout.frame.instruction = 56;  // instr_ptr (into thread-local bytecode: see NEEDS)
+  layout.frame.owner = 78;        // after stackpointer (64), tlbc_index (72), return_offset (76)
+  layout.frame.localsplus = 80;
+  layout.frame.owner_by_thread = 0;
+  layout.frame.owner_by_generator = 1;
+  layout.frame.owner_by_frame_object = 2;
+  layout.frame.owner_by_interpreter = 3;
+  layout.frame.owner_by_c_stack = 3;  // the frames to skip are the interpreter-owned entry frames
+
+  layout.code.line_table_kind = LineTableKind::kLocationTable;
+  layout.code.first_line = 84;
+  layout.code.filename = 128;
+  layout.code.name = 136;
+  layout.code.qualname = 144;
+  layout.code.line_table = 152;     // co_linetable
+  layout.code.code_adaptive = 232;  // co_code_adaptive, after co_tlbc (224)
+
+  layout.bytes.size = 32;  // ob_size
+  layout.bytes.data = 48;  // ob_sval
+
+  layout.string.model = StringModel::kCompactPep393;
+  layout.string.length = 32;
+  layout.string.state = 48;
+  layout.string.kind_shift = 8;     // `interned` is a whole byte in this build
+  layout.string.compact_shift = 11;
+  layout.string.ascii_shift = 12;
+  layout.string.ascii_data = 56;    // sizeof(PyASCIIObject)
+  layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
+  layout.gil.interpreter_gil = 16;  // ceval.gil
+  layout.gil.enabled = 0;
+  layout.gil.last_holder = 16;
+  layout.gil.locked = 24;
+  layout.frame.stack_ref_tag_mask = 3;  // f_executable is a tagged _PyStackRef
+  // Variables (py-locals, py-print, sys.version).
+  layout.variables.frame_globals = 24;
+  layout.variables.frame_builtins = 32;
+  layout.variables.code_local_names = 112;  // co_localsplusnames
+  layout.variables.int_model = IntModel::kLvTag;
+  layout.variables.dict_model = DictModel::kKeysLog2;
+  layout.variables.keys_size = 8;  // dk_log2_size
+  layout.variables.keys_log2_index_bytes = 9;
+  layout.variables.keys_kind = 10;
+  layout.variables.keys_entry_count = 24;
+  layout.variables.keys_indices = 32;
+  layout.variables.dict_values_array = 8;
+  // Free-threaded objects have a 16-byte larger header: every field after it moves.
+  layout.variables.tuple_items += 16;
+  layout.variables.list_items += 16;
+  layout.variables.cell_reference += 16;
+  layout.variables.float_value += 16;
+  layout.variables.module_dict += 16;
+  layout.variables.int_size += 16;
+  layout.variables.int_digits += 16;
+  layout.variables.dict_used += 16;
+  layout.variables.dict_keys += 16;
+  layout.variables.dict_values += 16;
+  return layout;
+}();
+
+}  // namespace hangpy::cpython::layouts
