@@ -9,6 +9,7 @@ enum ExitCode : int {
   kExitBadInput = 3,       // unreadable file, not a core, wrong architecture
   kExitNoInterpreter = 4,  // no CPython interpreter found in the core
   kExitPartial = 5,        // output printed, but some stacks could not be read whole
+  kExitWrongLayout = 6,    // the layout (detected or --python) does not fit the process
 };
 
 }  // namespace hangpy::coreanalyze

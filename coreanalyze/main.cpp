@@ -66,7 +66,8 @@ void print_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze CORE [options]\n"
          "Prints every thread's Python stack from a core of a CPython process.\n\n"
       << options << "\nExit codes: 0 success, 2 usage error, 3 unreadable input or not a core,\n"
-                    "4 no Python interpreter found, 5 partial result.\n";
+                    "4 no Python interpreter found, 5 partial result,\n"
+                    "6 the Python layout (detected or --python) does not fit the process.\n";
 }
 
 // Parses argv; returns an exit code when the program should stop right away.
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
     std::string because;
     if (!(*target)->warnings().empty()) because = "; " + (*target)->warnings().front();
     fmt::print(stderr, "coreanalyze: {}{}\n", stacks.error().describe(), because);
-    return kExitNoInterpreter;
+    return stacks.error().kind == ErrorKind::kInvalidInput ? kExitWrongLayout : kExitNoInterpreter;
   }
   if (line.json) {
     print_json(line, **target, *stacks);

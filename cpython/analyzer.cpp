@@ -1,6 +1,7 @@
 #include "cpython/analyzer.h"
 
 #include "cpython/container_reader.h"
+#include "cpython/layout_check.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/stack_walker.h"
 #include "cpython/version_probe.h"
@@ -47,20 +48,26 @@ std::optional<uint64_t> gil_holder(const Target& target, const Layout& layout, u
   return *holder;
 }
 
-// Checks the chosen table against the target: every thread state must point back at an
-// interpreter of the list. A wrong table fails this long before it reaches a frame.
-void check_back_pointers(const AddressSpace& memory, const Layout& layout, uint64_t interpreter,
-                         const std::vector<PythonThread>& threads,
-                         std::vector<std::string>& warnings) {
-  if (threads.empty() || layout.thread_state.interp == kAbsent) return;
-  auto back = read_value<uint64_t>(memory, threads.front().thread_state +
-                                               static_cast<uint64_t>(layout.thread_state.interp));
-  if (!back || *back != interpreter) {
-    warnings.push_back(fmt::format(
-        "the Python {} layout does not fit this process (thread state 0x{:x} does not point back "
-        "at its interpreter); try --python with another version",
-        layout.name, threads.front().thread_state));
+// One line saying why the chosen layout cannot be used, and which layouts would fit.
+std::unexpected<Error> layout_error(const Target& target, const Layout& layout,
+                                    const std::string& chosen_by, const Error& why) {
+  std::vector<std::string> fits = fitting_layouts(target);
+  if (fits.empty() && why.kind == ErrorKind::kNotFound) {
+    std::string hint = why.message.starts_with("the symbol")
+                           ? " (are the binaries missing? try --exe, --sysroot or --lib-path)"
+                           : "";
+    return make_error(ErrorKind::kNotFound,
+                      fmt::format("no Python interpreter found: {}{}", why.message, hint));
   }
+  std::string others = "no known layout fits";
+  if (!fits.empty()) {
+    others = "layouts that fit: " + fits.front();
+    for (size_t i = 1; i < fits.size(); ++i) others += ", " + fits[i];
+  }
+  return make_error(ErrorKind::kInvalidInput,
+                    fmt::format("the Python {} layout (chosen by {}) does not fit this process: {}; "
+                                "{}",
+                                layout.name, chosen_by, why.describe(), others));
 }
 
 // Versions before 3.11 have no Py_Version: their micro version is in sys.version, which the
@@ -79,6 +86,19 @@ void complete_version_from_sys(const AddressSpace& memory, const Layout& layout,
   if (parsed && parsed->major == version.major && parsed->minor == version.minor) {
     version.micro = parsed->micro;
     source += ", sys.version";
+  }
+}
+
+// Versions without native_thread_id (before 3.11): on x86-64 glibc a thread's pthread_t, which
+// CPython keeps as thread_id, is its thread pointer, which each OS thread's fs_base holds.
+void fill_lwps_from_thread_pointers(const Target& target, std::vector<PythonThread>& threads) {
+  std::vector<NativeThread> natives = target.threads();
+  for (PythonThread& thread : threads) {
+    if (thread.native_thread_id) continue;
+    for (const NativeThread& native : natives) {
+      if (native.fs_base != 0 && native.fs_base == thread.thread_id)
+        thread.native_thread_id = static_cast<uint64_t>(native.lwp);
+    }
   }
 }
 
@@ -106,34 +126,16 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   }
   const Layout& layout = *result.layout;
 
-  auto runtime = target.find_symbol(layout.runtime.symbol);
-  if (!runtime) {
-    return make_error(ErrorKind::kNotFound,
-                      fmt::format("no Python interpreter found: the symbol {} is in no mapped file "
-                                  "(are the binaries missing? try --exe, --sysroot or --lib-path)",
-                                  layout.runtime.symbol));
-  }
-  result.runtime_address = *runtime;
-  auto first_interpreter =
-      read_pointer(target.memory(), *runtime + static_cast<uint64_t>(layout.runtime.interpreters_head));
-  if (!first_interpreter) {
-    return make_error(ErrorKind::kNotFound,
-                      fmt::format("cannot read the interpreter list: {}",
-                                  first_interpreter.error().describe()));
-  }
-  if (*first_interpreter == 0) {
-    return make_error(ErrorKind::kNotFound,
-                      "no Python interpreter found: the runtime has no interpreter (not started "
-                      "yet, or already finalized)");
-  }
+  auto fit = check_layout(target, layout);
+  if (!fit) return layout_error(target, layout, result.version_source, fit.error());
+  result.runtime_address = fit->runtime;
 
-  complete_version_from_sys(target.memory(), layout, *first_interpreter, result.version,
+  complete_version_from_sys(target.memory(), layout, fit->first_interpreter, result.version,
                             result.version_source);
   StackWalker walker(target.memory(), layout);
-  result.threads = walker.walk_interpreters(*first_interpreter, result.warnings);
-  check_back_pointers(target.memory(), layout, *first_interpreter, result.threads,
-                      result.warnings);
-  if (auto holder = gil_holder(target, layout, *runtime, *first_interpreter)) {
+  result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
+  fill_lwps_from_thread_pointers(target, result.threads);
+  if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
   }
   return result;

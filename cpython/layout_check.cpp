@@ -1,0 +1,61 @@
+#include "cpython/layout_check.h"
+
+#include "cpython/layouts/all_layouts.h"
+#include "cpython/stack_walker.h"
+
+namespace hangpy::cpython {
+namespace {
+
+constexpr size_t kThreadsChecked = 8;  // enough to tell; cheap on a process with thousands
+
+}  // namespace
+
+Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
+  const AddressSpace& memory = target.memory();
+  auto runtime = target.find_symbol(layout.runtime.symbol);
+  if (!runtime) {
+    return make_error(ErrorKind::kNotFound,
+                      fmt::format("the symbol {} is in no mapped file", layout.runtime.symbol));
+  }
+  auto interpreter =
+      read_pointer(memory, *runtime + static_cast<uint64_t>(layout.runtime.interpreters_head));
+  if (!interpreter) return std::unexpected(interpreter.error());
+  if (*interpreter == 0) {
+    return make_error(ErrorKind::kNotFound,
+                      "the runtime has no interpreter (not started yet, or already finalized)");
+  }
+  StackWalker walker(memory, layout);
+  auto states = walker.thread_states(*interpreter);
+  // Memory the core did not save says nothing against the layout: the walk reports it later.
+  if (!states && states.error().kind == ErrorKind::kNotSaved) return LayoutFit{*runtime, *interpreter};
+  if (!states) return make_error(ErrorKind::kCorrupt, "its thread list cannot be read");
+  // A running interpreter has at least its main thread; an empty list means a wrong offset.
+  if (states->empty()) return make_error(ErrorKind::kCorrupt, "its interpreter has no thread");
+  size_t checked = 0;
+  for (uint64_t state : *states) {
+    if (checked++ == kThreadsChecked) break;
+    auto back = read_pointer(memory, state + static_cast<uint64_t>(layout.thread_state.interp));
+    if (!back || *back != *interpreter) {
+      return make_error(ErrorKind::kCorrupt,
+                        "a thread state does not point back at its interpreter", state);
+    }
+    PythonThread thread = walker.walk_thread(state, 0);
+    if (!thread.frames.empty()) break;  // a frame with a code object: the frame layout fits too
+    if (thread.error && thread.error->kind != ErrorKind::kNotSaved) {
+      return make_error(ErrorKind::kCorrupt,
+                        fmt::format("its frames do not read: {}", thread.error->message),
+                        thread.error->address);
+    }
+  }
+  return LayoutFit{*runtime, *interpreter};
+}
+
+std::vector<std::string> fitting_layouts(const Target& target) {
+  std::vector<std::string> names;
+  for (const Layout* layout : all_layouts()) {
+    if (check_layout(target, *layout)) names.emplace_back(layout->name);
+  }
+  return names;
+}
+
+}  // namespace hangpy::cpython
