@@ -135,12 +135,14 @@ void print_json(const CommandLine& line, const CoreTarget& target,
       {"signal", process.signal ? nlohmann::json(*process.signal) : nlohmann::json(nullptr)},
       {"python_version", out["python_version"]},
       {"layout", out["layout"]},
+      {"layout_source", out["layout_source"]},
   };
   nlohmann::json document = {
       {"hangpy_version", kVersion},
       {"core", line.core.core_path},
       {"process", std::move(info)},
       {"warnings", all_warnings(target, stacks)},
+      {"notes", stacks.notes},
       {"threads", out["threads"]},
   };
   fmt::print("{}\n", document.dump(2));
@@ -150,6 +152,7 @@ void print_text(const CommandLine& line, const CoreTarget& target,
                 const cpython::ProcessStacks& stacks) {
   for (const auto& warning : all_warnings(target, stacks))
     fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
+  for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
   const ProcessInfo& process = target.process();
   fmt::print("Process {} ({}), Python {} ({})\n\n", process.pid, process.command,
              stacks.version.text(), stacks.version_source);
@@ -196,5 +199,5 @@ int main(int argc, char** argv) {
   } else {
     print_text(line, **target, *stacks);
   }
-  return stacks->partial() || !stacks->warnings.empty() ? kExitPartial : kExitSuccess;
+  return stacks->partial() ? kExitPartial : kExitSuccess;
 }

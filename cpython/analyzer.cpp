@@ -1,6 +1,7 @@
 #include "cpython/analyzer.h"
 
 #include "cpython/container_reader.h"
+#include "cpython/debug_offsets.h"
 #include "cpython/layout_check.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/stack_walker.h"
@@ -102,6 +103,54 @@ void fill_lwps_from_thread_pointers(const Target& target, std::vector<PythonThre
   }
 }
 
+// The newest compiled table of the same build kind: the base for a version newer than all tables.
+const Layout* newest_layout(bool free_threaded) {
+  const Layout* newest = nullptr;
+  for (const Layout* layout : all_layouts()) {
+    if (layout->free_threaded != free_threaded) continue;
+    if (!newest || std::pair(layout->major, layout->minor) > std::pair(newest->major, newest->minor))
+      newest = layout;
+  }
+  return newest;
+}
+
+// From 3.13 on the process states its own offsets. When they validate they win over the compiled
+// table (a patch release may move a field); where they disagree we say so.
+void prefer_debug_offsets(const Target& target, const Layout* compiled, ProcessStacks& result) {
+  if (result.version.major < 3 || (result.version.major == 3 && result.version.minor < 13)) return;
+  auto runtime = target.find_symbol("_PyRuntime");
+  if (!runtime) return;
+  auto offsets = read_debug_offsets(target.memory(), *runtime);
+  if (!offsets) {
+    if (offsets.error().kind == ErrorKind::kCorrupt)
+      result.notes.push_back("ignoring the process's _Py_DebugOffsets: " + offsets.error().describe());
+    return;
+  }
+  result.version.free_threaded = offsets->free_threaded;
+  if (result.version.micro < 0) result.version.micro = static_cast<int>((offsets->version_hex >> 8) & 0xff);
+  if (!compiled || compiled->free_threaded != offsets->free_threaded)
+    compiled = find_layout(result.version.major, result.version.minor, offsets->free_threaded);
+  const Layout* base = compiled ? compiled : newest_layout(offsets->free_threaded);
+  if (!base) return;
+  std::vector<std::string> differences;
+  auto derived = std::make_shared<Layout>(layout_from_debug_offsets(*offsets, *base, differences));
+  if (!compiled) {
+    derived->major = result.version.major;
+    derived->minor = result.version.minor;
+    result.notes.push_back(fmt::format(
+        "no compiled table for Python {}: using its _Py_DebugOffsets over the {} table",
+        result.version.text(), base->name));
+  } else if (!differences.empty()) {
+    std::string listed = differences.front();
+    for (size_t i = 1; i < differences.size() && i < 4; ++i) listed += ", " + differences[i];
+    result.notes.push_back(fmt::format(
+        "the process's _Py_DebugOffsets differ from the compiled {} table in {} field(s) ({}); "
+        "using the process's", base->name, differences.size(), listed));
+  }
+  result.layout = std::move(derived);
+  result.layout_source = fmt::format("_Py_DebugOffsets ({} schema)", offsets->schema_tag);
+}
+
 }  // namespace
 
 Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& options) {
@@ -109,6 +158,11 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   if (options.forced_version) {
     result.version = *options.forced_version;
     result.version_source = "--python";
+    // The layout is forced; the micro version can still come from the process.
+    auto found = probe_version(target);
+    if (found && found->version.major == result.version.major &&
+        found->version.minor == result.version.minor && result.version.micro < 0)
+      result.version.micro = found->version.micro;
   } else if (auto found = probe_version(target)) {
     result.version = found->version;
     result.version_source = found->source;
@@ -118,7 +172,13 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
                       "libpython file among the mapped files");
   }
   const PythonVersion& version = result.version;
-  result.layout = find_layout(version.major, version.minor, version.free_threaded);
+  const Layout* compiled = find_layout(version.major, version.minor, version.free_threaded);
+  if (compiled) {
+    // Compiled tables live for the whole program: share them without owning.
+    result.layout = std::shared_ptr<const Layout>(std::shared_ptr<const Layout>(), compiled);
+    result.layout_source = "compiled table";
+  }
+  if (!options.forced_version) prefer_debug_offsets(target, compiled, result);
   if (!result.layout) {
     return make_error(ErrorKind::kUnsupported,
                       fmt::format("no layout table for Python {} (found by {}); known: {}",

@@ -12,7 +12,8 @@ std::string PythonVersion::text() const {
 }
 
 bool ProcessStacks::partial() const {
-  return std::any_of(threads.begin(), threads.end(),
+  return !warnings.empty() ||
+         std::any_of(threads.begin(), threads.end(),
                      [](const PythonThread& thread) { return thread.error.has_value(); });
 }
 

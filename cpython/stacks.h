@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,10 +46,12 @@ struct PythonVersion {
 struct ProcessStacks {
   PythonVersion version;
   std::string version_source;   // how the version was found ("Py_Version", "--python", ...)
-  const Layout* layout = nullptr;
+  std::shared_ptr<const Layout> layout;
+  std::string layout_source;    // "compiled table" or "_Py_DebugOffsets (v3.13.0 schema)"
   uint64_t runtime_address = 0;
   std::vector<PythonThread> threads;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // problems: some of the process could not be read
+  std::vector<std::string> notes;     // facts worth knowing that cost nothing (debug offsets)
   bool partial() const;  // some thread's chain ended on an error
 };
 

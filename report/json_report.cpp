@@ -44,6 +44,8 @@ nlohmann::json stacks_to_json(const cpython::ProcessStacks& stacks) {
       {"version_source", stacks.version_source},
       {"layout", stacks.layout ? std::string(stacks.layout->name) : std::string()},
       {"layout_source_tag", stacks.layout ? std::string(stacks.layout->source_tag) : std::string()},
+      {"layout_source", stacks.layout_source},
+      {"notes", stacks.notes},
       {"threads", std::move(threads)},
   };
 }

@@ -74,11 +74,15 @@ def _kernel_core_glob(pid, cwd_host, interpreter):
 class ScenarioProcess(object):
     """A running scenario program; use as a context manager so it is always killed."""
 
-    def __init__(self, interpreter, program, workdir, raise_core_limit=False, extra_args=()):
+    def __init__(self, interpreter, program, workdir, raise_core_limit=False, extra_args=(),
+                 program_dir=None):
+        """`program_dir`: run the programs from this directory of this machine (a copy made with
+        install_programs, inside the interpreter's root if it has one) instead of
+        tests/programs, so that the file names in the core do not depend on the checkout."""
         self.interpreter = interpreter
         self.workdir = workdir
         self.truth_path = os.path.join(workdir, "truth.json")
-        guest_program = self._install_program(program)
+        guest_program = self._install_program(program, program_dir)
         argv = interpreter.command(interpreter.guest_path(workdir),
                                    [guest_program] + list(extra_args)
                                    + [interpreter.guest_path(self.truth_path)])
@@ -89,13 +93,13 @@ class ScenarioProcess(object):
         self.pid = self.process.pid
         self.truth = None
 
-    def _install_program(self, program):
+    def _install_program(self, program, program_dir):
         """The program's path as the process sees it; copies the programs into a chroot."""
-        if self.interpreter.root is None:
-            return os.path.join(PROGRAMS, program)
-        copy = os.path.join(self.workdir, "programs")
-        shutil.copytree(PROGRAMS, copy, ignore=shutil.ignore_patterns("__pycache__"))
-        return self.interpreter.guest_path(os.path.join(copy, program))
+        if program_dir is None:
+            if self.interpreter.root is None:
+                return os.path.join(PROGRAMS, program)
+            program_dir = install_programs(os.path.join(self.workdir, "programs"))
+        return self.interpreter.guest_path(os.path.join(program_dir, program))
 
     def __enter__(self):
         return self
@@ -177,6 +181,13 @@ class ScenarioProcess(object):
             shutil.move(cores[0], core)
         dig_holes(core)
         return core
+
+
+def install_programs(directory):
+    """Copy tests/programs to `directory` (replacing what is there); returns `directory`."""
+    shutil.rmtree(directory, ignore_errors=True)
+    shutil.copytree(PROGRAMS, directory, ignore=shutil.ignore_patterns("__pycache__"))
+    return directory
 
 
 def _unlimited_core():

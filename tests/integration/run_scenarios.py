@@ -48,9 +48,11 @@ def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
                           timeout=COREANALYZE_TIMEOUT)
 
 
-def check_core(coreanalyze, core, interpreter, truth):
-    """Problems found comparing coreanalyze's JSON and text output with the ground truth."""
-    result = run_coreanalyze(coreanalyze, core, interpreter, ["--json"])
+def check_core(coreanalyze, core, interpreter, truth, extra_args=()):
+    """Problems found comparing coreanalyze's JSON and text output with the ground truth;
+    `extra_args` go to both runs."""
+    extra_args = list(extra_args)
+    result = run_coreanalyze(coreanalyze, core, interpreter, ["--json"] + extra_args)
     stderr = result.stderr.decode("utf-8", "replace").strip()
     if result.returncode != 0:
         problems = ["coreanalyze --json exited %d; stderr: %s" % (result.returncode, stderr)]
@@ -67,7 +69,7 @@ def check_core(coreanalyze, core, interpreter, truth):
         problems.append("warning: %s" % warning)
     if problems:
         return problems
-    text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"])
+    text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"] + extra_args)
     if text.returncode != 0:
         return ["coreanalyze (text) exited %d" % text.returncode]
     return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"))
@@ -81,26 +83,54 @@ def keep_for_debugging(workdir, label):
     return kept
 
 
-def run_case(coreanalyze, interpreter, scenario, kind):
-    """(status, details): status is PASS, FAIL or SKIP."""
+class ScenarioSkipped(Exception):
+    """The scenario does not apply here; the message says why."""
+
+
+def default_kind(scenario):
+    """The kind of core every run of the scenario takes (its first)."""
+    return SCENARIOS[scenario][1][0]
+
+
+def capture(interpreter, scenario, kind, workdir, program_dir=None):
+    """Run one scenario under `interpreter` and take a core of it, both in `workdir` (a
+    directory the process can see: inside the interpreter's root, if it has one).
+
+    Returns (core path, ground truth path, ground truth); the process is gone by then. Raises
+    ScenarioSkipped when the scenario or the core kind does not apply, cores.CoreError or
+    subprocess.TimeoutExpired when running it failed. `program_dir`: see cores.ScenarioProcess.
+    """
     program = SCENARIOS[scenario][0]
     if kind == "kernel" and cores.kernel_core_unavailable_reason():
-        return "SKIP", [cores.kernel_core_unavailable_reason()]
-    # A chroot's processes see only files inside it, so the work directory goes there.
+        raise ScenarioSkipped(cores.kernel_core_unavailable_reason())
+    with cores.ScenarioProcess(interpreter, program, workdir, raise_core_limit=(kind == "kernel"),
+                               program_dir=program_dir) as process:
+        truth = process.wait_for_ground_truth()
+        if "skip" in truth:
+            raise ScenarioSkipped(truth["skip"])
+        core = process.take_core(kind)
+    return core, process.truth_path, truth
+
+
+def scenario_workdir(interpreter, prefix):
+    """A new temporary directory the interpreter's processes can see (a chroot's processes see
+    only files inside it, so for those it is in the chroot's /tmp)."""
     parent = interpreter.host_path("/tmp") if interpreter.root else None
-    workdir = tempfile.mkdtemp(prefix="hangpy-it-", dir=parent)
+    return tempfile.mkdtemp(prefix=prefix, dir=parent)
+
+
+def run_case(coreanalyze, interpreter, scenario, kind):
+    """(status, details): status is PASS, FAIL or SKIP."""
+    workdir = scenario_workdir(interpreter, "hangpy-it-")
     try:
-        with cores.ScenarioProcess(interpreter, program, workdir,
-                                   raise_core_limit=(kind == "kernel")) as process:
-            truth = process.wait_for_ground_truth()
-            if "skip" in truth:
-                return "SKIP", [truth["skip"]]
-            core = process.take_core(kind)
+        core, _, truth = capture(interpreter, scenario, kind, workdir)
         problems = check_core(coreanalyze, core, interpreter, truth)
         if problems and os.environ.get("HANGPY_KEEP_CORES") == "1":
             problems.append("kept core and ground truth in %s"
                             % keep_for_debugging(workdir, scenario))
         return ("FAIL" if problems else "PASS"), problems
+    except ScenarioSkipped as reason:
+        return "SKIP", [str(reason)]
     except (cores.CoreError, subprocess.TimeoutExpired) as error:
         return "FAIL", [str(error)]
     finally:
@@ -125,6 +155,14 @@ def parse_args():
     return args
 
 
+def decompress(path, directory):
+    """Decompress a .zst file into `directory`; returns the new file's path."""
+    plain = os.path.join(directory, os.path.basename(path)[:-len(".zst")])
+    with open(plain, "wb") as out:
+        subprocess.run(["zstd", "-qdc", path], stdout=out, check=True)
+    return plain
+
+
 def check_saved_core(coreanalyze, core, truth_path):
     """Compare a saved core (e.g. examples/deadlock.core.zst) with its ground truth file."""
     with open(truth_path) as truth_file:
@@ -132,10 +170,7 @@ def check_saved_core(coreanalyze, core, truth_path):
     workdir = tempfile.mkdtemp(prefix="hangpy-saved-")
     try:
         if core.endswith(".zst"):
-            plain = os.path.join(workdir, os.path.basename(core)[:-len(".zst")])
-            with open(plain, "wb") as out:
-                subprocess.run(["zstd", "-dc", core], stdout=out, check=True)
-            core = plain
+            core = decompress(core, workdir)
         host = interpreters.Interpreter("saved", None)
         problems = check_core(coreanalyze, core, host, truth)
     finally:

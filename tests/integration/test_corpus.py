@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""The committed corpus (tests/corpus, made by scripts/make-corpus): snapshot cores of every
+scenario under every interpreter, checked on any machine, with no interpreter installed.
+
+  test_corpus.py --coreanalyze build/bin/coreanalyze [--corpus tests/corpus]
+
+Each tests/corpus/<interpreter>/<scenario>.core.zst is decompressed to a temporary directory and
+`coreanalyze --json` is compared with <scenario>.truth.json as the live integration tests
+compare it (pid, version, threads, frames with file, line, function, first_line and qualname; no
+warnings), and the text output must exit 0 and show the same frames.
+
+Then a few snapshots are read with --python: with the right version they must pass the same
+checks; with a wrong one coreanalyze must not crash (exit < 128, no signal) and must either exit
+non-zero or say on stderr that the layout "does not fit".
+
+Exit status: 0 all passed, 1 a failure, 77 zstd is not installed (ctest's SKIP_RETURN_CODE).
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import interpreters  # noqa: E402
+import run_scenarios  # noqa: E402
+
+SKIP = 77
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SUFFIX = ".core.zst"
+
+# (snapshot's interpreter, --python to force): layouts of other versions, older and newer, and
+# across the 2/3 split. Pairs whose snapshot is not in the corpus are skipped.
+WRONG_PYTHON = [
+    ("pyenv-3.11", "3.8"),
+    ("pyenv-3.8", "3.12"),
+    ("pyenv-2.7", "3.11"),
+    ("pyenv-3.13", "3.6"),
+    ("pyenv-3.12", "2.7"),
+]
+# The control: the right version given with --python reads the snapshot as detection does, except
+# that the micro release may be missing from python_version (3.11+ cores, live ones too: there the
+# micro comes from version detection, which --python skips).
+RIGHT_PYTHON = [
+    ("pyenv-3.11", "3.11"),
+    ("pyenv-2.7", "2.7"),
+]
+PYTHON_SCENARIO = "deadlock"
+MISMATCH_TEXT = "does not fit"
+
+
+def entries(corpus):
+    """(label, compressed core, truth path) for every snapshot in the corpus, sorted."""
+    found = []
+    for core in sorted(glob.glob(os.path.join(corpus, "*", "*" + SUFFIX))):
+        truth = core[:-len(SUFFIX)] + ".truth.json"
+        label = os.path.relpath(core[:-len(SUFFIX)], corpus)
+        found.append((label, core, truth))
+    return found
+
+
+def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_only=False):
+    """Problems; `minor_only`: accept a python_version without the micro release."""
+    if not os.path.exists(truth_path):
+        return ["no ground truth %s next to it" % os.path.basename(truth_path)]
+    with open(truth_path) as truth_file:
+        truth = json.load(truth_file)
+    if minor_only:
+        truth["version"] = ".".join(truth["version"].split(".")[:2])
+    plain = run_scenarios.decompress(core, workdir)
+    try:
+        # No sysroot, no binaries: everything must come from the snapshot.
+        no_binaries = interpreters.Interpreter("corpus", None)
+        return run_scenarios.check_core(coreanalyze, plain, no_binaries, truth, extra_args)
+    finally:
+        os.remove(plain)
+
+
+def check_wrong_python(coreanalyze, core, python, workdir):
+    """(problems, what happened) for the snapshot read with --python `python`."""
+    plain = run_scenarios.decompress(core, workdir)
+    try:
+        result = subprocess.run([coreanalyze, plain, "--python", python, "--no-color"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                timeout=run_scenarios.COREANALYZE_TIMEOUT)
+    finally:
+        os.remove(plain)
+    stderr = result.stderr.decode("utf-8", "replace").strip()
+    code = result.returncode
+    happened = "exit %d, stderr %r" % (code, stderr[:400])
+    problems = []
+    if code < 0 or code >= 128:
+        problems.append("crashed")
+    elif code == 0 and not any(MISMATCH_TEXT in line for line in stderr.splitlines()):
+        problems.append("exit 0 and no stderr line saying the layout %r" % MISMATCH_TEXT)
+    return problems, happened
+
+
+def report(status, label, details):
+    print("%-4s %s" % (status, label))
+    for detail in details:
+        print("     " + detail)
+    sys.stdout.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--coreanalyze", default=os.path.join(REPO, "build", "bin", "coreanalyze"))
+    parser.add_argument("--corpus", default=os.path.join(REPO, "tests", "corpus"))
+    args = parser.parse_args()
+    if not os.access(args.coreanalyze, os.X_OK):
+        print("coreanalyze not found at %s (build it first)" % args.coreanalyze, file=sys.stderr)
+        return 1
+    if shutil.which("zstd") is None:
+        print("SKIP: zstd is not installed (scripts/install-deps)")
+        return SKIP
+    corpus = entries(args.corpus)
+    if not corpus:
+        print("no snapshots in %s (scripts/make-corpus makes them)" % args.corpus, file=sys.stderr)
+        return 1
+    failures = 0
+    workdir = tempfile.mkdtemp(prefix="hangpy-corpus-test-")
+    try:
+        for label, core, truth in corpus:
+            problems = check_entry(args.coreanalyze, core, truth, workdir)
+            report("FAIL" if problems else "PASS", label, problems)
+            failures += bool(problems)
+        by_label = dict((label, (core, truth)) for label, core, truth in corpus)
+        for interpreter, python in RIGHT_PYTHON:
+            label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
+            name = "%s with --python %s" % (label, python)
+            if label not in by_label:
+                report("SKIP", name, ["not in the corpus"])
+                continue
+            problems = check_entry(args.coreanalyze, by_label[label][0], by_label[label][1],
+                                   workdir, ["--python", python], minor_only=True)
+            report("FAIL" if problems else "PASS", name, problems)
+            failures += bool(problems)
+        for interpreter, python in WRONG_PYTHON:
+            label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
+            name = "%s with --python %s" % (label, python)
+            if label not in by_label:
+                report("SKIP", name, ["not in the corpus"])
+                continue
+            problems, happened = check_wrong_python(args.coreanalyze, by_label[label][0], python,
+                                                    workdir)
+            report("FAIL" if problems else "PASS", name, problems + [happened])
+            failures += bool(problems)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("%d snapshots, %d failed" % (len(corpus), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
