@@ -1,0 +1,100 @@
+// _Py_DebugOffsets read from a real 3.13 process (a committed snapshot of pyenv's 3.13.0), checked
+// against our compiled 3.13 table; validation tested on that same memory with one field broken.
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "coreanalyze/core_target.h"
+#include "cpython/debug_offsets.h"
+#include "cpython/layouts/all_layouts.h"
+
+using namespace hangpy;
+using namespace hangpy::cpython;
+
+namespace {
+
+// Forwards reads, except that it replaces 8 bytes at one address.
+class PatchedMemory : public AddressSpace {
+ public:
+  PatchedMemory(const AddressSpace& inner, uint64_t address, uint64_t value)
+      : inner_(inner), address_(address), value_(value) {}
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    if (auto ok = inner_.read(address, out); !ok) return ok;
+    for (size_t i = 0; i < sizeof(value_); ++i) {
+      uint64_t at = address_ + i;
+      if (at >= address && at < address + out.size())
+        out[at - address] = static_cast<std::byte>(value_ >> (8 * i));
+    }
+    return {};
+  }
+
+ private:
+  const AddressSpace& inner_;
+  uint64_t address_;
+  uint64_t value_;
+};
+
+class DebugOffsetsOf313 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto source = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus" / "pyenv-3.13" /
+                  "deadlock.core.zst";
+    if (!std::filesystem::exists(source)) GTEST_SKIP() << "no 3.13 snapshot in the corpus";
+    core_ = std::filesystem::temp_directory_path() / "hangpy-test-313.core";
+    std::string command = "zstd -q -d -f '" + source.string() + "' -o '" + core_.string() + "'";
+    if (std::system(command.c_str()) != 0) GTEST_SKIP() << "zstd failed";
+    coreanalyze::CoreOptions options;
+    options.core_path = core_.string();
+    auto target = coreanalyze::CoreTarget::open(options);
+    ASSERT_TRUE(target) << target.error().describe();
+    target_ = std::move(*target);
+    auto runtime = target_->find_symbol("_PyRuntime");
+    ASSERT_TRUE(runtime);
+    runtime_ = *runtime;
+  }
+  void TearDown() override {
+    if (!core_.empty()) std::filesystem::remove(core_);
+  }
+
+  std::filesystem::path core_;
+  std::unique_ptr<coreanalyze::CoreTarget> target_;
+  uint64_t runtime_ = 0;
+};
+
+TEST_F(DebugOffsetsOf313, ValidateAndAgreeWithTheCompiledTable) {
+  auto offsets = read_debug_offsets(target_->memory(), runtime_);
+  ASSERT_TRUE(offsets) << offsets.error().describe();
+  EXPECT_EQ(offsets->version_hex >> 16, 0x030du);
+  EXPECT_FALSE(offsets->free_threaded);
+  const Layout* compiled = find_layout(3, 13, false);
+  ASSERT_NE(compiled, nullptr);
+  std::vector<std::string> differences;
+  Layout derived = layout_from_debug_offsets(*offsets, *compiled, differences);
+  EXPECT_TRUE(differences.empty()) << differences.front();
+  EXPECT_EQ(derived.thread_state.native_thread_id, compiled->thread_state.native_thread_id);
+  EXPECT_NE(derived.interpreter.sysdict, kAbsent);  // a field only the process told us
+}
+
+TEST_F(DebugOffsetsOf313, FieldOutsideItsStructFailsValidation) {
+  auto offsets = read_debug_offsets(target_->memory(), runtime_);
+  ASSERT_TRUE(offsets);
+  // thread_state.native_thread_id's slot: 8 bytes of cookie, then 8 per field in schema order.
+  auto schema = debug_offsets_schemas().front();
+  size_t index = 0;
+  while (schema.fields[index] != "thread_state.native_thread_id") ++index;
+  PatchedMemory broken(target_->memory(), runtime_ + 8 + 8 * index, 1 << 30);
+  auto result = read_debug_offsets(broken, runtime_);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ErrorKind::kCorrupt);
+  EXPECT_NE(result.error().message.find("native_thread_id"), std::string::npos);
+}
+
+TEST_F(DebugOffsetsOf313, MissingCookieIsNotFound) {
+  PatchedMemory no_cookie(target_->memory(), runtime_, 0);
+  auto result = read_debug_offsets(no_cookie, runtime_);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ErrorKind::kNotFound);
+}
+
+}  // namespace
