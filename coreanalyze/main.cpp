@@ -47,16 +47,16 @@ po::options_description visible_options() {
   options.add_options()
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
-      ("exe", po::value<std::string>(), "the executable that produced the core, if not where "
+      ("exe", po::value<std::string>()->value_name("PATH"), "the executable that produced the core, if not where "
                                         "the core says")
-      ("sysroot", po::value<std::string>(), "find the core's files under DIR (a copy of the "
+      ("sysroot", po::value<std::string>()->value_name("DIR"), "find the core's files under DIR (a copy of the "
                                             "machine's root)")
-      ("lib-path", po::value<std::string>(), "also look for the core's files by name in these "
+      ("lib-path", po::value<std::string>()->value_name("DIRS"), "also look for the core's files by name in these "
                                              "directories (DIR:DIR:...)")
-      ("python", po::value<std::string>(), "use the layout of this Python version (X.Y, or X.Yt "
+      ("python", po::value<std::string>()->value_name("X.Y"), "use the layout of this Python version (X.Y, or X.Yt "
                                            "for free-threaded builds) instead of detecting it")
       ("json", "print JSON (schema: docs/json-schema.md)")
-      ("snapshot", po::value<std::string>(), "also write a small self-contained core to FILE: "
+      ("snapshot", po::value<std::string>()->value_name("FILE"), "also write a small self-contained core to FILE: "
                                              "only what this analysis read, no binaries needed")
       ("no-color", "never color the text output");
   return options;
