@@ -128,6 +128,14 @@ class CoreTargetImpl final : public CoreTarget {
     return result;
   }
 
+  std::vector<cpython::MemoryRange> writable_ranges() const override {
+    std::vector<cpython::MemoryRange> ranges;
+    for (const CoreSegment& segment : core_->segments()) {
+      if (segment.flags & PF_W) ranges.push_back({segment.vaddr, segment.vaddr + segment.memsz});
+    }
+    return ranges;
+  }
+
   std::vector<cpython::MappedModule> modules() const override {
     std::vector<cpython::MappedModule> result;
     for (const Module& module : modules_) {

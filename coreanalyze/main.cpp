@@ -123,6 +123,13 @@ std::vector<std::string> all_warnings(const CoreTarget& target,
   return warnings;
 }
 
+// The ELF files the process had mapped, as the core records them.
+std::vector<std::string> module_paths(const CoreTarget& target) {
+  std::vector<std::string> paths;
+  for (const auto& module : target.modules()) paths.push_back(module.path);
+  return paths;
+}
+
 void print_json(const CommandLine& line, const CoreTarget& target,
                 const cpython::ProcessStacks& stacks) {
   nlohmann::json out = report::stacks_to_json(stacks);
@@ -136,6 +143,7 @@ void print_json(const CommandLine& line, const CoreTarget& target,
       {"python_version", out["python_version"]},
       {"layout", out["layout"]},
       {"layout_source", out["layout_source"]},
+      {"modules", module_paths(target)},
   };
   nlohmann::json document = {
       {"hangpy_version", kVersion},

@@ -25,6 +25,9 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
   }
   std::vector<cpython::NativeThread> threads() const override { return inner_.threads(); }
   std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
+  std::vector<cpython::MemoryRange> writable_ranges() const override {
+    return inner_.writable_ranges();
+  }
 
   // Page addresses touched by successful reads.
   const std::set<uint64_t>& pages() const { return pages_; }

@@ -4,6 +4,7 @@
 #include "cpython/debug_offsets.h"
 #include "cpython/layout_check.h"
 #include "cpython/layouts/all_layouts.h"
+#include "cpython/runtime_locator.h"
 #include "cpython/stack_walker.h"
 #include "cpython/version_probe.h"
 
@@ -118,9 +119,11 @@ const Layout* newest_layout(bool free_threaded) {
 // table (a patch release may move a field); where they disagree we say so.
 void prefer_debug_offsets(const Target& target, const Layout* compiled, ProcessStacks& result) {
   if (result.version.major < 3 || (result.version.major == 3 && result.version.minor < 13)) return;
-  auto runtime = target.find_symbol("_PyRuntime");
+  const Layout* locating = compiled ? compiled : newest_layout(result.version.free_threaded);
+  if (!locating) return;
+  auto runtime = locate_runtime(target, *locating);
   if (!runtime) return;
-  auto offsets = read_debug_offsets(target.memory(), *runtime);
+  auto offsets = read_debug_offsets(target.memory(), runtime->address);
   if (!offsets) {
     if (offsets.error().kind == ErrorKind::kCorrupt)
       result.notes.push_back("ignoring the process's _Py_DebugOffsets: " + offsets.error().describe());
@@ -189,6 +192,9 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   auto fit = check_layout(target, layout);
   if (!fit) return layout_error(target, layout, result.version_source, fit.error());
   result.runtime_address = fit->runtime;
+  if (!fit->runtime_found_by.starts_with("symbol"))
+    result.notes.push_back(fmt::format("found the interpreter list at 0x{:x} through {}",
+                                       fit->runtime, fit->runtime_found_by));
 
   complete_version_from_sys(target.memory(), layout, fit->first_interpreter, result.version,
                             result.version_source);

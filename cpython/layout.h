@@ -62,6 +62,9 @@ struct RuntimeLayout {
   // `interp_head` of Python/pystate.c (2.7, 3.6; .symtab only).
   std::string_view symbol = "_PyRuntime";
   int32_t interpreters_head = kAbsent;  // offset of the first interpreter's pointer there
+  // An exported function whose body is `mov symbol(%rip), %rax; ret`: where `symbol` is local
+  // (.symtab only) and the binary is stripped, decoding it finds the symbol all the same.
+  std::string_view symbol_reader;
 };
 
 // Where the GIL says who holds it.

@@ -1,6 +1,7 @@
 #include "cpython/layout_check.h"
 
 #include "cpython/layouts/all_layouts.h"
+#include "cpython/runtime_locator.h"
 #include "cpython/stack_walker.h"
 
 namespace hangpy::cpython {
@@ -12,11 +13,14 @@ constexpr size_t kThreadsChecked = 8;  // enough to tell; cheap on a process wit
 
 Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
   const AddressSpace& memory = target.memory();
-  auto runtime = target.find_symbol(layout.runtime.symbol);
-  if (!runtime) {
+  auto location = locate_runtime(target, layout);
+  if (!location) {
     return make_error(ErrorKind::kNotFound,
-                      fmt::format("the symbol {} is in no mapped file", layout.runtime.symbol));
+                      fmt::format("the symbol {} is in no mapped file, and a search of the data "
+                                  "found no runtime",
+                                  layout.runtime.symbol));
   }
+  std::optional<uint64_t> runtime = location->address;
   auto interpreter =
       read_pointer(memory, *runtime + static_cast<uint64_t>(layout.runtime.interpreters_head));
   if (!interpreter) return std::unexpected(interpreter.error());
@@ -27,7 +31,8 @@ Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
   StackWalker walker(memory, layout);
   auto states = walker.thread_states(*interpreter);
   // Memory the core did not save says nothing against the layout: the walk reports it later.
-  if (!states && states.error().kind == ErrorKind::kNotSaved) return LayoutFit{*runtime, *interpreter};
+  if (!states && states.error().kind == ErrorKind::kNotSaved)
+    return LayoutFit{*runtime, *interpreter, location->found_by};
   if (!states) return make_error(ErrorKind::kCorrupt, "its thread list cannot be read");
   // A running interpreter has at least its main thread; an empty list means a wrong offset.
   if (states->empty()) return make_error(ErrorKind::kCorrupt, "its interpreter has no thread");
@@ -47,7 +52,7 @@ Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
                         thread.error->address);
     }
   }
-  return LayoutFit{*runtime, *interpreter};
+  return LayoutFit{*runtime, *interpreter, location->found_by};
 }
 
 std::vector<std::string> fitting_layouts(const Target& target) {

@@ -15,6 +15,7 @@ namespace hangpy::cpython {
 struct LayoutFit {
   uint64_t runtime = 0;            // the address of the layout's runtime symbol
   uint64_t first_interpreter = 0;  // the head of the interpreter list
+  std::string runtime_found_by;    // see RuntimeLocation
 };
 
 // Errors: kNotFound (no runtime symbol, no interpreter yet) and kCorrupt (the layout does not fit,

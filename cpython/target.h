@@ -28,6 +28,12 @@ struct MappedModule {
   uint64_t load_bias = 0;  // runtime address minus the ELF file's virtual address
 };
 
+// A range of the target's memory.
+struct MemoryRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -36,6 +42,9 @@ class Target {
   virtual std::optional<uint64_t> find_symbol(std::string_view name) const = 0;
   virtual std::vector<NativeThread> threads() const = 0;
   virtual std::vector<MappedModule> modules() const = 0;
+  // Writable memory (static data, heap), where the runtime can be searched for when no symbol
+  // names it. Targets that cannot tell return nothing, and the search is skipped.
+  virtual std::vector<MemoryRange> writable_ranges() const { return {}; }
 };
 
 }  // namespace hangpy::cpython

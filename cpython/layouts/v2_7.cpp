@@ -66,6 +66,7 @@ extern const Layout kPython27 = [] {
   layout.string.length = 16;      // ob_size
   layout.string.bytes_data = 36;  // ob_sval
   layout.runtime.symbol = "interp_head";
+  layout.runtime.symbol_reader = "PyInterpreterState_Head";
   layout.gil.holder_symbol = "_PyThreadState_Current";
   // Variables (py-locals, py-print, sys.version).
   layout.interpreter.sysdict = 24;

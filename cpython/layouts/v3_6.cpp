@@ -60,6 +60,7 @@ extern const Layout kPython36 = [] {
   layout.string.ascii_data = 48;    // sizeof(PyASCIIObject), with wstr
   layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
   layout.runtime.symbol = "interp_head";
+  layout.runtime.symbol_reader = "PyInterpreterState_Head";
   layout.gil.holder_symbol = "_PyThreadState_Current";
   // Variables (py-locals, py-print, sys.version).
   layout.interpreter.sysdict = 32;

@@ -1,0 +1,106 @@
+#include "cpython/runtime_locator.h"
+
+#include <algorithm>
+#include <array>
+
+#include "cpython/stack_walker.h"
+#include "cpython/version_probe.h"
+
+namespace hangpy::cpython {
+namespace {
+
+constexpr uint64_t kChunk = 64 * 1024;
+constexpr uint64_t kBssSlack = 4 << 20;  // .bss past a module's file mapping is anonymous memory
+constexpr size_t kThreadsChecked = 4;
+
+// `mov disp32(%rip), %rax; ret`: 48 8b 05 <disp32> c3.
+std::optional<uint64_t> decode_rip_relative_load(const AddressSpace& memory, uint64_t function) {
+  auto code = read_value<std::array<uint8_t, 8>>(memory, function);
+  if (!code) return std::nullopt;
+  const auto& b = *code;
+  if (b[0] != 0x48 || b[1] != 0x8b || b[2] != 0x05 || b[7] != 0xc3) return std::nullopt;
+  int32_t displacement = static_cast<int32_t>(b[3] | (b[4] << 8) | (b[5] << 16) |
+                                              (static_cast<uint32_t>(b[6]) << 24));
+  return function + 7 + static_cast<uint64_t>(static_cast<int64_t>(displacement));
+}
+
+bool aligned_pointer(uint64_t value) { return value != 0 && value % 8 == 0; }
+
+// The writable ranges that may hold the interpreter's static data: those inside or just after a
+// python/libpython file's mapping; all of them when no such file is mapped (embedded).
+std::vector<MemoryRange> ranges_to_search(const Target& target) {
+  std::vector<MemoryRange> writable = target.writable_ranges();
+  std::vector<MemoryRange> chosen;
+  for (const MappedModule& module : target.modules()) {
+    if (!version_from_file_name(module.path)) continue;
+    for (const MemoryRange& range : writable) {
+      if (range.end > module.start && range.start < module.end + kBssSlack)
+        chosen.push_back(range);
+    }
+  }
+  return chosen.empty() ? writable : chosen;
+}
+
+std::optional<uint64_t> search_data(const Target& target, const Layout& layout) {
+  const AddressSpace& memory = target.memory();
+  const auto head = static_cast<uint64_t>(layout.runtime.interpreters_head);
+  std::vector<uint64_t> words(kChunk / 8);
+  for (const MemoryRange& range : ranges_to_search(target)) {
+    for (uint64_t chunk = range.start; chunk < range.end; chunk += kChunk) {
+      uint64_t size = std::min(kChunk, range.end - chunk);
+      auto span = std::as_writable_bytes(std::span(words)).first(size);
+      if (!memory.read(chunk, span)) continue;  // not saved in the core: nothing to find there
+      for (uint64_t i = 0; i < size / 8; ++i) {
+        if (!aligned_pointer(words[i]) || chunk + 8 * i < range.start + head) continue;
+        uint64_t candidate = chunk + 8 * i - head;
+        if (runtime_is_plausible(memory, layout, candidate)) return candidate;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime) {
+  auto interpreter =
+      read_pointer(memory, runtime + static_cast<uint64_t>(layout.runtime.interpreters_head));
+  if (!interpreter || !aligned_pointer(*interpreter)) return false;
+  auto state = read_pointer(memory, *interpreter + static_cast<uint64_t>(layout.interpreter.threads_head));
+  if (!state || !aligned_pointer(*state)) return false;
+  for (size_t i = 0; i < kThreadsChecked && *state != 0; ++i) {
+    auto back = read_pointer(memory, *state + static_cast<uint64_t>(layout.thread_state.interp));
+    if (!back || *back != *interpreter) return false;
+    state = read_pointer(memory, *state + static_cast<uint64_t>(layout.thread_state.next));
+    if (!state) return false;
+  }
+  // Back-pointers alone can match by accident (where an interpreter's thread list and a thread's
+  // interpreter pointer share an offset, a thread state passes for an interpreter): some thread
+  // must also have frames that run code objects. (So a search cannot find an interpreter none
+  // of whose threads runs Python code; symbols still can.)
+  StackWalker walker(memory, layout);
+  auto states = walker.thread_states(*interpreter);
+  if (!states) return false;
+  for (size_t i = 0; i < states->size() && i < kThreadsChecked; ++i) {
+    PythonThread thread = walker.walk_thread((*states)[i], 0);
+    if (thread.error && thread.error->kind != ErrorKind::kNotSaved) return false;
+    if (!thread.frames.empty()) return true;
+  }
+  return false;
+}
+
+std::optional<RuntimeLocation> locate_runtime(const Target& target, const Layout& layout) {
+  if (auto address = target.find_symbol(layout.runtime.symbol))
+    return RuntimeLocation{*address, fmt::format("symbol {}", layout.runtime.symbol)};
+  if (!layout.runtime.symbol_reader.empty()) {
+    if (auto function = target.find_symbol(layout.runtime.symbol_reader)) {
+      if (auto address = decode_rip_relative_load(target.memory(), *function))
+        return RuntimeLocation{*address, std::string(layout.runtime.symbol_reader)};
+    }
+  }
+  if (auto address = search_data(target, layout))
+    return RuntimeLocation{*address, "search of data"};
+  return std::nullopt;
+}
+
+}  // namespace hangpy::cpython
