@@ -155,9 +155,15 @@ class ScenarioProcess(object):
 
     def _gcore(self):
         prefix = os.path.join(self.workdir, "core")
-        result = subprocess.run(["gcore", "-o", prefix, str(self.pid)], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, timeout=GCORE_TIMEOUT)
         core = "%s.%d" % (prefix, self.pid)
+        # What gcore(1) does, plus the chroot as gdb's sysroot: with the host's libc instead of
+        # the chroot's, gdb misreads the threads and saves parts of their stacks as zeros.
+        argv = ["gdb", "-batch", "-nx"]
+        if self.interpreter.root:
+            argv += ["-ex", "set sysroot %s" % self.interpreter.root]
+        argv += ["-ex", "attach %d" % self.pid, "-ex", "gcore %s" % core, "-ex", "detach"]
+        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, timeout=GCORE_TIMEOUT)
         if result.returncode != 0 or not os.path.exists(core):
             tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
             raise CoreError("gcore failed (exit %d): %s" % (result.returncode, " ".join(tail)))

@@ -10,6 +10,9 @@ import re
 
 # Where lab/make-debian-pythons.sh builds its chroots (it takes the same ROOT variable).
 CHROOTS = os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots")
+# Where a developer keeps local builds of CPython that no package provides (free-threaded ones:
+# `configure --disable-gil --prefix=$HANGPY_LOCAL_PYTHONS/3.13.15t`); never part of the repo.
+LOCAL = os.environ.get("HANGPY_LOCAL_PYTHONS", "/var/tmp/ftbuild")
 
 
 def _pyenv(minor):
@@ -33,6 +36,8 @@ INTERPRETERS = {
     "trixie-3.13": ("chroot", "trixie", "/usr/bin/python3.13"),
     "sid-3.14": ("chroot", "sid", "/usr/bin/python3.14"),
     "sid-3.15": ("chroot", "sid", "/usr/bin/python3.15"),
+    "local-3.13t": ("host", LOCAL + "/3.13.*t/bin/python3.13t"),
+    "local-3.14t": ("host", LOCAL + "/3.14.*t/bin/python3.14t"),
 }
 
 
