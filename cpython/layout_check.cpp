@@ -36,6 +36,9 @@ Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
   if (!states) return make_error(ErrorKind::kCorrupt, "its thread list cannot be read");
   // A running interpreter has at least its main thread; an empty list means a wrong offset.
   if (states->empty()) return make_error(ErrorKind::kCorrupt, "its interpreter has no thread");
+  // One thread whose frames read as code objects is enough; a thread with a corrupt chain must
+  // not hide the others, so the layout fails only when every thread checked fails.
+  std::optional<Error> first_failure;
   size_t checked = 0;
   for (uint64_t state : *states) {
     if (checked++ == kThreadsChecked) break;
@@ -45,12 +48,17 @@ Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
                         "a thread state does not point back at its interpreter", state);
     }
     PythonThread thread = walker.walk_thread(state, 0);
-    if (!thread.frames.empty()) break;  // a frame with a code object: the frame layout fits too
-    if (thread.error && thread.error->kind != ErrorKind::kNotSaved) {
-      return make_error(ErrorKind::kCorrupt,
-                        fmt::format("its frames do not read: {}", thread.error->message),
-                        thread.error->address);
+    if (!thread.frames.empty()) {
+      first_failure.reset();
+      break;  // a frame with a code object: the frame layout fits too
     }
+    if (thread.error && thread.error->kind != ErrorKind::kNotSaved && !first_failure)
+      first_failure = thread.error;
+  }
+  if (first_failure) {
+    return make_error(ErrorKind::kCorrupt,
+                      fmt::format("its frames do not read: {}", first_failure->message),
+                      first_failure->address);
   }
   return LayoutFit{*runtime, *interpreter, location->found_by};
 }

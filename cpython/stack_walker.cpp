@@ -110,6 +110,10 @@ PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter
       thread.error = raw.error();
       break;
     }
+    if (raw->skip && !thread.frames.empty()) {
+      // A shim or entry frame sits just outside the first frame of each eval-loop call.
+      thread.frames.back().is_entry = true;
+    }
     if (!raw->skip) {
       auto decoded = decode_frame(address, *raw);
       if (!decoded) {

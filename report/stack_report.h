@@ -12,6 +12,7 @@ namespace hangpy::report {
 struct TextStyle {
   bool color = false;
   bool most_recent_first = false;  // libpython's py-bt order; tracebacks put it last
+  bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
 };
 
 // "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.

@@ -1,0 +1,61 @@
+#include "gdbplugin/analysis_cache.h"
+
+#include <fmt/format.h>
+
+#include "gdbplugin/python_error.h"
+
+namespace hangpy::gdbplugin {
+
+const cpython::PythonThread* Analysis::thread_for_lwp(int64_t lwp) const {
+  if (!stacks) return nullptr;
+  for (const cpython::PythonThread& thread : stacks->threads) {
+    if (thread.native_thread_id && static_cast<int64_t>(*thread.native_thread_id) == lwp)
+      return &thread;
+  }
+  return nullptr;
+}
+
+Session& Session::instance() {
+  static Session session;
+  return session;
+}
+
+void Session::invalidate() {
+  analysis_.reset();
+  selected_frames_.clear();
+  sources_ = report::FileSourceReader();  // files may have changed while the process ran
+}
+
+const Analysis& Session::analysis() {
+  InferiorId inferior = selected_inferior_id();
+  if (analysis_ && !(inferior == analyzed_inferior_)) invalidate();
+  if (!analysis_) {
+    Analysis fresh;
+    fresh.target = std::make_unique<GdbTarget>();
+    fresh.stacks = cpython::analyze(*fresh.target, cpython::AnalyzeOptions{});
+    ++analyses_run_;
+    if (fresh.target->gdb_memory().interrupted()) {
+      // A walk cut short by Ctrl-C is not the process's state: keep nothing, report the Quit.
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw PythonErrorSet();
+    }
+    analysis_ = std::move(fresh);
+    analyzed_inferior_ = inferior;
+  }
+  if (!analysis_->stacks) throw UserError("hangpy: " + analysis_->stacks.error().describe());
+  return *analysis_;
+}
+
+ThreadContext Session::current_thread() {
+  std::optional<int64_t> lwp = selected_thread_lwp();
+  if (!lwp) throw UserError("hangpy: no thread selected (no process or core)");
+  const Analysis& current = analysis();
+  return ThreadContext{&current, *lwp, current.thread_for_lwp(*lwp)};
+}
+
+size_t Session::selected_frame(int64_t lwp) const {
+  auto found = selected_frames_.find(lwp);
+  return found == selected_frames_.end() ? 0 : found->second;
+}
+
+}  // namespace hangpy::gdbplugin

@@ -1,0 +1,88 @@
+// py-list: source lines around the selected Python frame's line, in libpython.py's shape
+// ("%4s    %s", the current line marked with '>').
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "gdbplugin/commands.h"
+#include "gdbplugin/python_error.h"
+#include "gdbplugin/selected_frame.h"
+
+namespace hangpy::gdbplugin {
+namespace {
+
+constexpr int kContext = 5;          // lines shown on each side of the current line
+constexpr int kLinesFromStart = 10;  // `py-list N` shows N .. N+10, like libpython
+constexpr size_t kMaxLines = 1 << 20;
+
+struct LineRange {
+  int first = 0;  // 0: around the current line
+  int last = 0;
+};
+
+LineRange parse_range(std::string_view argument) {
+  static const std::regex kStart(R"(^\s*(\d+)\s*$)");
+  static const std::regex kStartEnd(R"(^\s*(\d+)\s*,\s*(\d+)\s*$)");
+  std::string text(argument);
+  std::smatch match;
+  try {
+    if (text.find_first_not_of(" \t") == std::string::npos) return {};
+    if (std::regex_match(text, match, kStart)) {
+      int first = std::stoi(match[1].str());
+      return {first, first + kLinesFromStart};
+    }
+    if (std::regex_match(text, match, kStartEnd))
+      return {std::stoi(match[1].str()), std::stoi(match[2].str())};
+  } catch (const std::out_of_range&) {
+    throw UserError("py-list: line number out of range");
+  }
+  throw UserError("usage: py-list [START | START,END]");
+}
+
+void py_list(std::string_view argument) {
+  LineRange range = parse_range(argument);
+  auto selected = selected_python_frame();
+  if (!selected) return;
+  const cpython::PythonFrame& frame = *selected->frame;
+  if (!frame.line) {
+    gdb_write("Unable to read python frame line number\n");
+    return;
+  }
+  int current = *frame.line;
+  if (range.first == 0) range = {current - kContext, current + kContext};
+  range.first = std::max(range.first, 1);
+
+  std::ifstream file(frame.file, std::ios::binary);
+  if (!file) {
+    gdb_write(fmt::format("Unable to open {}: {}\n", frame.file, std::strerror(errno)));
+    return;
+  }
+  std::string text;
+  std::string line;
+  for (int number = 1; number <= range.last && std::getline(file, line); ++number) {
+    if (number < range.first) continue;
+    std::string label = (number == current ? ">" : "") + std::to_string(number);
+    text += fmt::format("{:>4}    {}\n", label, line);
+    if (static_cast<size_t>(number - range.first) > kMaxLines) break;
+  }
+  gdb_write(text);
+}
+
+}  // namespace
+
+std::vector<CommandSpec> list_commands() {
+  return {
+      {"py-list", "COMMAND_FILES",
+       "List the Python source around the selected Python frame's current line.\n"
+       "Usage: py-list            lines around the current line (marked with '>')\n"
+       "       py-list START      lines START to START+10\n"
+       "       py-list START,END  lines START to END\n"
+       "py-up and py-down select the frame; works in `thread apply all`.",
+       py_list},
+  };
+}
+
+}  // namespace hangpy::gdbplugin

@@ -1,0 +1,81 @@
+// py-threads: every Python thread of the process in one list, with the gdb thread it runs on.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "gdbplugin/commands.h"
+#include "gdbplugin/gdb_api.h"
+#include "gdbplugin/python_error.h"
+#include "gdbplugin/selected_frame.h"
+#include "report/stack_report.h"
+
+namespace hangpy::gdbplugin {
+namespace {
+
+// gdb's thread numbers by LWP, so that a line says what to type in `thread N`.
+std::map<int64_t, int64_t> gdb_thread_numbers() {
+  std::map<int64_t, int64_t> numbers;
+  PyRef threads = checked(PyObject_CallMethod(selected_inferior().get(), "threads", nullptr));
+  PyRef sequence = checked(PySequence_Fast(threads.get(), "threads() is not a sequence"));
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.get()); ++i) {
+    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+    PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
+    PyRef number = checked(PyObject_GetAttrString(thread, "num"));
+    if (!PyTuple_Check(ptid.get()) || PyTuple_Size(ptid.get()) < 2) continue;
+    int64_t lwp = PyLong_AsLongLong(PyTuple_GetItem(ptid.get(), 1));
+    int64_t num = PyLong_AsLongLong(number.get());
+    if (PyErr_Occurred()) throw PythonErrorSet();
+    numbers[lwp] = num;
+  }
+  return numbers;
+}
+
+void py_threads(std::string_view argument) {
+  if (argument.find_first_not_of(" \t") != std::string_view::npos)
+    throw UserError("py-threads takes no arguments");
+  Session& session = Session::instance();
+  ThreadContext context = session.current_thread();
+  const cpython::ProcessStacks& stacks = *context.analysis->stacks;
+  std::map<int64_t, int64_t> numbers = gdb_thread_numbers();
+  std::string text = fmt::format("Python {} ({}), {} Python threads\n", stacks.version.text(),
+                                 stacks.version_source, stacks.threads.size());
+  for (const cpython::PythonThread& thread : stacks.threads) {
+    bool current = thread.native_thread_id &&
+                   static_cast<int64_t>(*thread.native_thread_id) == context.lwp;
+    std::string gdb_thread = "-";
+    if (thread.native_thread_id) {
+      auto found = numbers.find(static_cast<int64_t>(*thread.native_thread_id));
+      if (found != numbers.end()) gdb_thread = std::to_string(found->second);
+    }
+    text += fmt::format("{} gdb thread {}: {}\n", current ? "*" : " ", gdb_thread,
+                        report::format_thread_header(thread, report::TextStyle{}));
+    if (!thread.frames.empty()) {
+      const cpython::PythonFrame& innermost = thread.frames.front();
+      text += fmt::format("    File \"{}\", line {}, in {}\n", innermost.file,
+                          innermost.line ? std::to_string(*innermost.line) : "?",
+                          innermost.qualname);
+    } else if (thread.error) {
+      text += fmt::format("    <frames end here: {}>\n", thread.error->describe());
+    } else {
+      text += "    (no Python frames)\n";
+    }
+  }
+  for (const std::string& warning : stacks.warnings) text += "warning: " + warning + "\n";
+  gdb_write(text);
+}
+
+}  // namespace
+
+std::vector<CommandSpec> thread_commands() {
+  return {
+      {"py-threads", "COMMAND_STACK",
+       "List every Python thread with its innermost Python frame.\n"
+       "Usage: py-threads\n"
+       "Each thread: gdb's thread number, the Python thread id (threading.get_ident()), the\n"
+       "LWP, the thread's name, whether it holds the GIL, and where it is. `*` marks the\n"
+       "selected thread.",
+       py_threads},
+  };
+}
+
+}  // namespace hangpy::gdbplugin

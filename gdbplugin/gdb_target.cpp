@@ -1,0 +1,113 @@
+#include "gdbplugin/gdb_target.h"
+
+#include <cstring>
+
+#include "gdbplugin/gdb_api.h"
+#include "gdbplugin/python_error.h"
+
+namespace hangpy::gdbplugin {
+namespace {
+
+PyRef live_or_core_inferior() {
+  PyRef inferior = selected_inferior();
+  PyRef pid = checked(PyObject_GetAttrString(inferior.get(), "pid"));
+  if (PyLong_AsLongLong(pid.get()) <= 0) {
+    PyErr_Clear();
+    throw UserError("hangpy: no process: attach to one, run one, or open a core first");
+  }
+  return inferior;
+}
+
+// The thread pointer of a thread, from gdb's thread handle: with glibc's libthread_db the handle
+// is the pthread_t, which on x86-64 is the thread's fs_base. 0 when gdb has no handle (no
+// libthread_db); the engine then has no use for it (see analyzer.cpp).
+uint64_t thread_pointer(PyObject* thread) {
+  PyObject* handle = PyObject_CallMethod(thread, "handle", nullptr);
+  if (!handle) {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+    return 0;
+  }
+  PyRef handle_ref = PyRef::steal(handle);
+  uint64_t value = 0;
+  if (PyBytes_Check(handle) && PyBytes_Size(handle) == sizeof(value))
+    std::memcpy(&value, PyBytes_AsString(handle), sizeof(value));
+  return value;
+}
+
+// The engine calls the Target without expecting exceptions: what a call into gdb throws ends
+// here. A Ctrl-C makes every later read fail (the command re-raises it); anything else gives an
+// empty answer, which the engine reports as a missing symbol or thread.
+template <typename Result, typename Body>
+Result without_exceptions(const GdbMemory& memory, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    if (python_interrupt_pending()) memory.mark_interrupted();
+    PyErr_Clear();
+    return Result{};
+  }
+}
+
+}  // namespace
+
+GdbTarget::GdbTarget() : inferior_(live_or_core_inferior()), memory_(inferior_) {}
+
+std::optional<uint64_t> GdbTarget::find_symbol(std::string_view name) const {
+  if (auto found = symbols_.find(name); found != symbols_.end()) return found->second;
+  if (memory_.interrupted()) return std::nullopt;
+  auto address = without_exceptions<std::optional<uint64_t>>(memory_, [&] {
+    return symbol_address(name);
+  });
+  if (!memory_.interrupted()) symbols_.emplace(std::string(name), address);
+  return address;
+}
+
+std::vector<cpython::NativeThread> GdbTarget::threads() const {
+  return without_exceptions<std::vector<cpython::NativeThread>>(memory_, [&] {
+    return list_threads();
+  });
+}
+
+std::vector<cpython::MappedModule> GdbTarget::modules() const {
+  return without_exceptions<std::vector<cpython::MappedModule>>(memory_, [&] {
+    return list_modules();
+  });
+}
+
+std::vector<cpython::NativeThread> GdbTarget::list_threads() const {
+  PyRef list = checked(PyObject_CallMethod(inferior_.get(), "threads", nullptr));
+  PyRef sequence = checked(PySequence_Fast(list.get(), "threads() is not a sequence"));
+  std::vector<cpython::NativeThread> threads;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.get());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+    PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
+    cpython::NativeThread native;
+    if (PyTuple_Check(ptid.get()) && PyTuple_Size(ptid.get()) >= 2)
+      native.lwp = PyLong_AsLongLong(PyTuple_GetItem(ptid.get(), 1));
+    if (PyErr_Occurred()) throw PythonErrorSet();
+    native.fs_base = thread_pointer(thread);
+    threads.push_back(native);
+  }
+  return threads;
+}
+
+std::vector<cpython::MappedModule> GdbTarget::list_modules() const {
+  // Only the paths are of use to the engine (the version probe reads file names).
+  PyRef objfiles = gdb_call("objfiles");
+  PyRef sequence = checked(PySequence_Fast(objfiles.get(), "objfiles() is not a sequence"));
+  std::vector<cpython::MappedModule> modules;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.get());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyRef name = checked(PyObject_GetAttrString(PySequence_Fast_GET_ITEM(sequence.get(), i),
+                                                "filename"));
+    if (!PyUnicode_Check(name.get())) continue;
+    const char* path = PyUnicode_AsUTF8(name.get());
+    if (!path) throw PythonErrorSet();
+    modules.push_back(cpython::MappedModule{path, 0, 0, 0});
+  }
+  return modules;
+}
+
+}  // namespace hangpy::gdbplugin

@@ -1,0 +1,38 @@
+// The engine's Target over gdb's selected inferior (live process or core): memory through
+// GdbMemory, symbols through the objfiles gdb has loaded (ELF symbols are enough, no debug info
+// needed), threads and files as gdb lists them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cpython/target.h"
+#include "gdbplugin/gdb_memory.h"
+
+namespace hangpy::gdbplugin {
+
+// Never throws out of the Target interface (the engine does not expect exceptions); a Ctrl-C
+// during any call into gdb is recorded in gdb_memory().interrupted().
+class GdbTarget final : public cpython::Target {
+ public:
+  // Throws UserError when gdb's selected inferior has no process and no core.
+  GdbTarget();
+
+  const cpython::AddressSpace& memory() const override { return memory_; }
+  const GdbMemory& gdb_memory() const { return memory_; }
+  std::optional<uint64_t> find_symbol(std::string_view name) const override;
+  std::vector<cpython::NativeThread> threads() const override;
+  std::vector<cpython::MappedModule> modules() const override;
+
+ private:
+  // These throw; the Target functions above catch.
+  std::vector<cpython::NativeThread> list_threads() const;
+  std::vector<cpython::MappedModule> list_modules() const;
+
+  PyRef inferior_;
+  GdbMemory memory_;
+  mutable std::map<std::string, std::optional<uint64_t>, std::less<>> symbols_;
+};
+
+}  // namespace hangpy::gdbplugin

@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""gdb test: hangpy's frame-level commands and its failure paths, against ground truth.
+
+  py-up / py-down walked past both ends, py-list and py-locals on each selected frame,
+  py-print of locals, a global, a builtin and an unknown name; a thread without Python; a
+  process without Python; a corrupted frame pointer in a throwaway process (gdb must answer
+  the next command); `load` with another argument; help text of every command.
+
+  test_gdb_commands.py --interpreter debian-3.11 --hangpy-init build/gdbplugin/hangpy.gdb
+
+Exit status: 0 passed, 1 failed, 77 gdb, the interpreter or the module is missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+import cores  # noqa: E402
+import gdb_compare  # noqa: E402
+import gdb_interpreters  # noqa: E402
+import gdb_session  # noqa: E402
+import interpreters  # noqa: E402
+
+SKIP = 77
+COMMANDS_WITH_HELP = ["py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-locals",
+                      "py-print", "py-threads", "hangpy", "hangpy bt"]
+# A C expression (needs the interpreter's debug info) for a thread state's innermost-frame
+# pointer, per version; the corruption case runs where the version is listed.
+FRAME_POINTER_EXPRESSION = {
+    "3.11": "_PyRuntime.interpreters.head->threads.head->cframe->current_frame",
+}
+SUMMARY = re.compile(r"^#(\d+) Frame 0x[0-9a-f]+, for file (.*), line (\d+), in (\S+) \(")
+NATIVE_THREAD_PROGRAM = os.path.join(HERE, "programs", "native_thread.py")
+
+
+class Checks(object):
+    def __init__(self):
+        self.problems = []
+
+    def expect(self, condition, message):
+        if not condition:
+            self.problems.append(message)
+
+
+def truth_function_names(thread):
+    """co_name of each frame, innermost first (what libpython-shaped summaries print)."""
+    return [frame[2] for frame in reversed(thread["frames"])]
+
+
+def check_navigation(checks, result, thread):
+    """py-down at the innermost frame, py-up to the outermost and past it, py-down back."""
+    frames = list(reversed(thread["frames"]))
+    checks.expect(result.output("down-at-start") == ["Unable to find a newer python frame"],
+                  "py-down at the innermost frame: %s" % result.output("down-at-start"))
+    for index in range(1, len(frames)):
+        lines = result.output("up-%d" % index)
+        match = SUMMARY.match(lines[0]) if lines else None
+        want = (index, frames[index][0], frames[index][1], frames[index][2])
+        got = (int(match.group(1)), match.group(2), int(match.group(3)), match.group(4)) \
+            if match else lines
+        checks.expect(got == want, "py-up #%d: got %s, want %s" % (index, got, want))
+        marked = [line.split()[0] for line in result.output("list-%d" % index)
+                  if line.lstrip().startswith(">")]
+        checks.expect(marked == [">%d" % frames[index][1]],
+                      "py-list after py-up #%d marks %s, want line %d"
+                      % (index, marked, frames[index][1]))
+        header = result.output("locals-%d" % index)[:1]
+        checks.expect(header == ["Locals for %s" % frames[index][2]],
+                      "py-locals after py-up #%d: %s" % (index, header))
+    checks.expect(result.output("up-past-end") == ["Unable to find an older python frame"],
+                  "py-up past the outermost frame: %s" % result.output("up-past-end"))
+    back = result.output("down-from-end")
+    match = SUMMARY.match(back[0]) if back else None
+    checks.expect(match is not None and int(match.group(1)) == len(frames) - 2,
+                  "py-down from the outermost frame: %s" % back)
+
+
+def navigation_commands(thread):
+    commands = [("down-at-start", "py-down")]
+    for index in range(1, len(thread["frames"])):
+        commands += [("up-%d" % index, "py-up"), ("list-%d" % index, "py-list"),
+                     ("locals-%d" % index, "py-locals")]
+    return commands + [("up-past-end", "py-up"), ("down-from-end", "py-down")]
+
+
+def check_variables(checks, result, program_file):
+    """py-print agrees with py-locals; finds a global and a builtin; says when a name is none."""
+    locals_lines = result.output("locals-0")
+    checks.expect(locals_lines[:1] and locals_lines[0].startswith("Locals for "),
+                  "py-locals: %s" % locals_lines)
+    for line in locals_lines[1:]:
+        name, _, value = line.partition(" = ")
+        printed = result.output("print-local-%s" % name)
+        checks.expect(printed == ["local '%s' = %s" % (name, value)],
+                      "py-print %s: %s, py-locals says %s" % (name, printed, value))
+    checks.expect(result.output("print-global") == ["global '__name__' = '__main__'"],
+                  "py-print __name__ in %s: %s" % (program_file, result.output("print-global")))
+    builtin = result.output("print-builtin")
+    checks.expect(len(builtin) == 1 and builtin[0].startswith("builtin 'len' = "),
+                  "py-print len: %s" % builtin)
+    checks.expect(result.output("print-unknown") == ["'no_such_name_in_any_scope' not found"],
+                  "py-print of an unknown name: %s" % result.output("print-unknown"))
+
+
+def run_navigation_and_variables(options, interpreter, checks):
+    """On the method scenario: its innermost frame is in the program file (so `__name__` is
+    '__main__') and has a local (`self`)."""
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
+    try:
+        with cores.ScenarioProcess(interpreter, "blocking_method.py", workdir) as process:
+            truth = process.wait_for_ground_truth()
+            thread = list(truth["threads"].values())[0]
+            first = [("locals-0", "py-locals")]
+            probe = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid), first)
+            names = [line.partition(" = ")[0] for line in probe.output("locals-0")[1:]]
+            checks.expect(names, "py-locals found no locals in %s" % thread["frames"][-1])
+            commands = first + [("print-local-%s" % name, "py-print %s" % name) for name in names]
+            commands += [("print-global", "py-print __name__"), ("print-builtin", "py-print len"),
+                         ("print-unknown", "py-print no_such_name_in_any_scope")]
+            commands += navigation_commands(thread)
+            result = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
+                                         commands)
+        check_variables(checks, result, thread["frames"][-1][0])
+        check_navigation(checks, result, thread)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def wait_for_file(process, path):
+    deadline = time.time() + cores.GROUND_TRUTH_TIMEOUT
+    while not os.path.exists(path):
+        if process.process.poll() is not None or time.time() > deadline:
+            raise cores.CoreError("no ground truth from %s" % NATIVE_THREAD_PROGRAM)
+        time.sleep(0.05)
+    time.sleep(0.2)  # written atomically; the reporter thread then exits
+    import json
+    with open(path) as truth_file:
+        return json.load(truth_file)
+
+
+def run_thread_without_python(options, interpreter, checks):
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
+    try:
+        with cores.ScenarioProcess(interpreter, NATIVE_THREAD_PROGRAM, workdir) as process:
+            truth = wait_for_file(process, process.truth_path)
+            python_lwps = set(gdb_compare.truth_by_lwp(truth))
+            # The reporter thread exits after writing: wait for Python threads + the watchdog.
+            deadline = time.time() + cores.THREAD_EXIT_TIMEOUT
+            while len(os.listdir("/proc/%d/task" % process.pid)) != len(python_lwps) + 1:
+                if time.time() > deadline:
+                    raise cores.CoreError("the watchdog thread did not show up")
+                time.sleep(0.02)
+            native = [int(task) for task in os.listdir("/proc/%d/task" % process.pid)
+                      if int(task) not in python_lwps]
+            commands = [("py-bt-all", "thread apply all py-bt")]
+            for command in ("py-bt", "py-bt-full", "py-list", "py-locals", "py-print x", "py-up",
+                            "py-down"):
+                commands.append((command, "thread apply all -q %s" % command))
+            commands.append(("bt-all", "thread apply all bt"))
+            result = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
+                                         commands)
+        sections = gdb_session.split_threads(result.output("py-bt-all"))
+        for lwp in native:
+            checks.expect(sections.get(lwp) == [
+                "No Python frames in this thread (LWP %d runs no Python thread state)" % lwp],
+                "py-bt in the native thread %d: %s" % (lwp, sections.get(lwp)))
+        checks.problems += gdb_compare.compare_thread_sections(
+            "py-bt next to a native thread", truth, sections, gdb_compare.traceback_frames)
+        for command in ("py-bt", "py-bt-full", "py-list", "py-locals", "py-print x", "py-up",
+                        "py-down"):
+            lines = result.output(command)
+            wanted = ["No Python frames in this thread (LWP %d runs no Python thread state)" % lwp
+                      for lwp in native]
+            checks.expect(all(line in lines for line in wanted),
+                          "%s in the native thread: %s" % (command, lines))
+        bt = gdb_session.split_threads(result.output("bt-all"))
+        for lwp in native:
+            checks.expect(bt.get(lwp) and not gdb_compare.bt_python_frames(bt[lwp]),
+                          "bt of the native thread: %s" % bt.get(lwp))
+        checks.problems += gdb_compare.compare_thread_sections(
+            "bt next to a native thread", truth, bt, gdb_compare.bt_python_frames, qualified=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_without_python(options, checks):
+    """gdb attached to a process with no Python at all: one error line, and bt still works."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        time.sleep(0.1)
+        result = gdb_session.run_gdb(options, gdb_session.target_args_live(sleeper.pid), [
+            ("py-bt", "py-bt"), ("bt", "bt"), ("py-threads", "py-threads")])
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    for command in ("py-bt", "py-threads"):
+        lines = result.output(command)
+        checks.expect(len(lines) == 1 and lines[0].startswith("hangpy: no Python interpreter"),
+                      "%s without Python: %s" % (command, lines))
+    checks.expect(any(line.startswith("#0 ") for line in result.output("bt")),
+                  "bt without Python: %s" % result.output("bt"))
+
+
+def run_corrupted_frame_pointer(interpreter, init, checks):
+    """Garbage in a thread state's frame pointer of a throwaway process: py-bt says where the
+    frames end, the other threads still read right, and gdb answers the next command."""
+    version = None
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
+    try:
+        with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+            truth = process.wait_for_ground_truth()
+            version = ".".join(truth["version"].split(".")[:2])
+            expression = FRAME_POINTER_EXPRESSION.get(version)
+            if expression is None:
+                return "no frame pointer expression for %s" % version
+            # The C expression needs the interpreter's debug info: do not hide it here.
+            options = gdb_session.GdbOptions(hangpy_init=init)
+            result = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid), [
+                ("before", "thread apply all py-bt"),
+                ("unreadable", "set var %s = (void *)0xdeadbeef" % expression),
+                ("py-bt-unreadable", "thread apply all py-bt"),
+                ("garbage", "set var %s = (void *)&_PyRuntime" % expression),
+                ("py-bt-garbage", "thread apply all py-bt"),
+                ("bt-garbage", "thread apply all bt"),
+                ("py-threads", "py-threads"),
+                ("alive", "echo still answering\\n"),
+            ])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    checks.expect(result.returncode == 0, "gdb exited %d" % result.returncode)
+    before = gdb_session.split_threads(result.output("before"))
+    checks.problems += gdb_compare.compare_thread_sections("py-bt before corruption", truth,
+                                                           before, gdb_compare.traceback_frames)
+    for label, marker in (("py-bt-unreadable", "0xdeadb"), ("py-bt-garbage", "")):
+        lines = result.output(label)
+        sections = gdb_session.split_threads(lines)
+        broken = [lwp for lwp, thread_lines in sections.items()
+                  if any("<frames end here:" in line and marker in line for line in thread_lines)]
+        if not broken:
+            # The engine may refuse the whole process instead (it checks its layout on the first
+            # threads): then `thread apply all` stops at one error line, which must say why.
+            errors = [line for line in lines if line.startswith("hangpy: ") and marker in line]
+            checks.expect(len(errors) == 1, "%s: no thread says where its frames end and no "
+                          "error line names %r: %s" % (label, marker, lines))
+            continue
+        checks.expect(len(broken) == 1, "%s: %d threads say where their frames end, want 1: %s"
+                      % (label, len(broken), sections))
+        healthy = dict((lwp, thread) for lwp, thread in gdb_compare.truth_by_lwp(truth).items()
+                       if lwp not in broken)
+        sub_truth = {"threads": dict((str(lwp), thread) for lwp, thread in healthy.items())}
+        checks.problems += gdb_compare.compare_thread_sections(
+            label + " (the other threads)", sub_truth, sections, gdb_compare.traceback_frames)
+    checks.expect(result.output("alive") == ["still answering"],
+                  "gdb after the corruption: %s" % result.output("alive"))
+    for line in result.text.splitlines():
+        checks.expect("Python Exception" not in line and "internal error" not in line,
+                      "gdb printed: %s" % line)
+    return None
+
+
+def run_loading_and_help(options, checks):
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        time.sleep(0.1)
+        commands = [("load-other", "load ./a.out"), ("import-again", "python import hangpy"),
+                    ("load-again", "load hangpy")]
+        commands += [("help %s" % name, "help %s" % name) for name in COMMANDS_WITH_HELP]
+        result = gdb_session.run_gdb(options, gdb_session.target_args_live(sleeper.pid), commands)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    refusal = result.output("load-other")
+    checks.expect(len(refusal) == 1 and "gdb -nx" in refusal[0],
+                  "load with another argument: %s" % refusal)
+    checks.expect(result.output("import-again") == [] and result.output("load-again") == [],
+                  "loading twice: %s %s" % (result.output("import-again"),
+                                            result.output("load-again")))
+    for name in COMMANDS_WITH_HELP:
+        lines = result.output("help %s" % name)
+        checks.expect(len(lines) >= 2 and "Usage: %s" % name in "\n".join(lines),
+                      "help %s: %s" % (name, lines))
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--interpreter", required=True,
+                        choices=sorted(gdb_interpreters.GDB_INTERPRETERS))
+    parser.add_argument("--hangpy-init", required=True)
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    problem = gdb_session.environment_problem()
+    if problem or not os.path.exists(args.hangpy_init):
+        print("SKIP: %s" % (problem or "%s not built" % args.hangpy_init))
+        return SKIP
+    interpreter = interpreters.resolve(args.interpreter)
+    if interpreter is None:
+        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        return SKIP
+    settings = gdb_interpreters.GDB_INTERPRETERS[args.interpreter]
+    options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init,
+                                      hide_debug_info=settings["hide_debug_info"])
+    cases = [
+        ("py-up/py-down/py-list/py-locals/py-print",
+         lambda checks: run_navigation_and_variables(options, interpreter, checks)),
+        ("thread without Python", lambda checks: run_thread_without_python(options, interpreter,
+                                                                           checks)),
+        ("process without Python", lambda checks: run_without_python(options, checks)),
+        ("corrupted frame pointer",
+         lambda checks: run_corrupted_frame_pointer(interpreter, args.hangpy_init, checks)),
+        ("load and help", lambda checks: run_loading_and_help(options, checks)),
+    ]
+    failures = 0
+    for name, case in cases:
+        checks = Checks()
+        try:
+            skipped = case(checks)
+        except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
+            checks.problems.append("%s: %s" % (type(error).__name__, error))
+            skipped = None
+        status = "SKIP" if skipped else ("FAIL" if checks.problems else "PASS")
+        print("%-4s %s%s" % (status, name, " (%s)" % skipped if skipped else ""))
+        for problem_text in checks.problems:
+            print("     " + problem_text)
+        sys.stdout.flush()
+        failures += status == "FAIL"
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

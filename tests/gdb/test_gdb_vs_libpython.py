@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""gdb test: hangpy's py-bt, py-list, py-locals and py-print against CPython's libpython.py
+(Debian's python3.11-dbg) on the same live process: gdb runs twice, once with hangpy and Python's
+debug info hidden, once with libpython.py auto-loaded and the debug info it needs.
+
+What is compared, and what is normalised (each difference is a decision, see docs/gdb.md):
+  py-bt     `File` lines and their source lines, in order. libpython also prints lines for C
+            calls it recognises by their debug info ("<built-in method ...>", "Waiting for the
+            GIL"); hangpy has no debug info to see them, so those lines are left out. libpython
+            names frames by co_name, hangpy by co_qualname: compared as co_name.
+  py-list   the whole listing, at the innermost Python frame.
+  py-locals the innermost frame's section ("Locals for NAME" and its lines). libpython prints
+            every frame of the innermost eval-loop call; hangpy the selected frame only.
+  py-print  every local, `__name__` (global), `len` (builtin) and an unknown name.
+  Values: addresses are ignored; objects both tools show as `<...>` compare by type name only
+  (libpython expands instance attributes, hangpy does not read them).
+
+Exit status: 0 passed, 1 failed, 77 gdb, the interpreter, libpython.py or the module is missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+import cores  # noqa: E402
+import gdb_compare  # noqa: E402
+import gdb_interpreters  # noqa: E402
+import gdb_session  # noqa: E402
+import interpreters  # noqa: E402
+
+SKIP = 77
+SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unicode_names.py")
+UNKNOWN_NAME = "no_such_name_in_any_scope"
+INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
+ADDRESS = re.compile(r"0x[0-9a-f]+")
+
+
+def libpython_script(executable):
+    return "/usr/share/gdb/auto-load%s-gdb.py" % os.path.realpath(executable)
+
+
+def gdb_thread_numbers(lines):
+    numbers = {}
+    for line in lines:
+        match = INFO_THREAD.match(line)
+        if match:
+            numbers[int(match.group(2))] = int(match.group(1))
+    return numbers
+
+
+def collapse_objects(text):
+    """`<Type(...) at remote 0x..>`, `<Type object at 0x..>`, `<built-in method ...>` -> `<Type>`,
+    nested brackets included; addresses elsewhere -> 0x?"""
+    out, i = "", 0
+    while i < len(text):
+        match = re.match(r"<([A-Za-z_][\w.\-]*)", text[i:])
+        if not match:
+            out += text[i]
+            i += 1
+            continue
+        depth, j = 0, i
+        while j < len(text):
+            depth += {"<": 1, ">": -1}.get(text[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        name = match.group(1)
+        if name == "built-in":  # libpython's name for builtin_function_or_method
+            name = "builtin_function_or_method"
+        out += "<%s>" % name
+        i = j
+    return ADDRESS.sub("0x?", out)
+
+
+def co_name(qualname_line):
+    """hangpy's `in Outer.inner` -> `in inner` (libpython prints co_name)."""
+    match = gdb_compare.FILE_LINE.match(qualname_line)
+    if not match:
+        return qualname_line
+    name = match.group(3).rsplit(".", 1)[-1] if not match.group(3).startswith("<") else \
+        match.group(3)
+    return '  File "%s", line %s, in %s' % (match.group(1), match.group(2), name)
+
+
+def traceback_lines(lines, rename):
+    """File lines and the source line after each."""
+    kept = []
+    for index, line in enumerate(lines):
+        if gdb_compare.FILE_LINE.match(line):
+            kept.append(co_name(line) if rename else line)
+            if index + 1 < len(lines) and lines[index + 1].startswith("    "):
+                kept.append(lines[index + 1])
+    return kept
+
+
+def first_locals_section(lines):
+    section = []
+    for line in lines:
+        if line.startswith("Locals for ") and section:
+            break
+        section.append(line)
+    return [collapse_objects(line) for line in section]
+
+
+def thread_commands(number, names, libpython):
+    prefix = "t%d-" % number
+    commands = [(prefix + "select", "thread %d" % number), (prefix + "py-bt", "py-bt")]
+    if libpython:  # its frame commands want the eval loop's frame selected
+        commands.append((prefix + "frame", "frame function _PyEval_EvalFrameDefault"))
+    commands += [(prefix + "py-list", "py-list"), (prefix + "py-locals", "py-locals")]
+    for name in names + ["__name__", "len", UNKNOWN_NAME]:
+        commands.append((prefix + "print-" + name, "py-print " + name))
+    return commands
+
+
+def compare_thread(number, names, mine, theirs):
+    problems = []
+    prefix = "t%d-" % number
+
+    def expect_equal(label, want, got):
+        if not want:  # an empty answer from both would prove nothing
+            problems.append("thread %d %s: libpython printed nothing to compare" % (number, label))
+        elif want != got:
+            problems.append("thread %d %s differs:\n      libpython: %s\n      hangpy:    %s"
+                            % (number, label, want, got))
+
+    expect_equal("py-bt", traceback_lines(theirs.output(prefix + "py-bt"), False),
+                 traceback_lines(mine.output(prefix + "py-bt"), True))
+    expect_equal("py-list", theirs.output(prefix + "py-list"), mine.output(prefix + "py-list"))
+    expect_equal("py-locals", first_locals_section(theirs.output(prefix + "py-locals")),
+                 first_locals_section(mine.output(prefix + "py-locals")))
+    for name in names + ["__name__", "len", UNKNOWN_NAME]:
+        label = "py-print " + name
+        expect_equal(label, [collapse_objects(line) for line in theirs.output(prefix + "print-" + name)],
+                     [collapse_objects(line) for line in mine.output(prefix + "print-" + name)])
+    return problems
+
+
+def run_case(interpreter, init, program):
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
+    hangpy = gdb_session.GdbOptions(hangpy_init=init, hide_debug_info=True)
+    libpython = gdb_session.GdbOptions(libpython=True)
+    try:
+        with cores.ScenarioProcess(interpreter, program, workdir) as process:
+            truth = process.wait_for_ground_truth()
+            target = gdb_session.target_args_live(process.pid)
+            probe = gdb_session.run_gdb(hangpy, target, [("info", "info threads")])
+            numbers = gdb_thread_numbers(probe.output("info"))
+            lwps = sorted(gdb_compare.truth_by_lwp(truth))
+            names = {}
+            for lwp in lwps:
+                number = numbers[lwp]
+                result = gdb_session.run_gdb(hangpy, target, [
+                    ("select", "thread %d" % number), ("locals", "py-locals")])
+                names[number] = [line.partition(" = ")[0] for line in result.output("locals")[1:]]
+            runs = []
+            for options, is_libpython in ((hangpy, False), (libpython, True)):
+                commands = [("info", "info threads")]
+                for lwp in lwps:
+                    commands += thread_commands(numbers[lwp], names[numbers[lwp]], is_libpython)
+                runs.append(gdb_session.run_gdb(options, target, commands))
+        mine, theirs = runs
+        problems = []
+        if os.environ.get("HANGPY_SHOW_GDB"):
+            print(mine.text, theirs.text)
+        for run, label in ((mine, "hangpy"), (theirs, "libpython")):
+            if gdb_thread_numbers(run.output("info")) != numbers:
+                problems.append("%s's gdb numbered the threads differently" % label)
+        for lwp in lwps:
+            problems += compare_thread(numbers[lwp], names[numbers[lwp]], mine, theirs)
+        if "Traceback (most recent call first):" not in theirs.text:
+            problems.append("libpython.py printed no traceback (is python3.11-dbg installed?)")
+        return ("FAIL" if problems else "PASS"), problems
+    except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
+        return "FAIL", ["%s: %s" % (type(error).__name__, error)]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--interpreter", required=True,
+                        choices=sorted(name for name, settings
+                                       in gdb_interpreters.GDB_INTERPRETERS.items()
+                                       if settings["libpython"]))
+    parser.add_argument("--hangpy-init", required=True)
+    args = parser.parse_args()
+    problem = gdb_session.environment_problem()
+    if problem or not os.path.exists(args.hangpy_init):
+        print("SKIP: %s" % (problem or "%s not built" % args.hangpy_init))
+        return SKIP
+    interpreter = interpreters.resolve(args.interpreter)
+    if interpreter is None:
+        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        return SKIP
+    if not os.path.exists(libpython_script(interpreter.executable)):
+        print("SKIP: no libpython.py at %s" % libpython_script(interpreter.executable))
+        return SKIP
+    failures = 0
+    for program in SCENARIOS:
+        status, details = run_case(interpreter, args.hangpy_init, program)
+        print("%-4s %s" % (status, program))
+        for detail in details:
+            print("     " + detail)
+        sys.stdout.flush()
+        failures += status == "FAIL"
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
