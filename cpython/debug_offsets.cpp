@@ -100,6 +100,10 @@ Layout layout_from_debug_offsets(const DebugOffsets& offsets, const Layout& base
   take("interpreter_frame.instr_ptr", layout.frame.instruction);
   take("interpreter_frame.localsplus", layout.frame.localsplus);
   take("interpreter_frame.owner", layout.frame.owner);
+  if (offsets.free_threaded) {  // the default build lists these too, for fields it lacks
+    take("interpreter_frame.tlbc_index", layout.frame.tlbc_index);
+    take("code_object.co_tlbc", layout.code.thread_local_bytecode);
+  }
   take("code_object.filename", layout.code.filename);
   take("code_object.name", layout.code.name);
   take("code_object.qualname", layout.code.qualname);

@@ -106,6 +106,9 @@ struct FrameLayout {
   int32_t owner = kAbsent;        // char owner (3.11 on)
   int32_t is_entry = kAbsent;     // bool is_entry (3.11 only; 3.12 uses an owner value instead)
   int32_t localsplus = kAbsent;   // first slot of locals + cells + stack
+  // Free-threaded 3.14 on: each thread may run its own copy of the bytecode (gh-115999);
+  // int32 tlbc_index picks it from the code object's co_tlbc array.
+  int32_t tlbc_index = kAbsent;
   // Values of `owner`; kAbsent where a version has no such owner.
   int32_t owner_by_thread = kAbsent;
   int32_t owner_by_generator = kAbsent;
@@ -128,6 +131,7 @@ struct CodeLayout {
   int32_t line_table = kAbsent;      // bytes: co_lnotab / co_linetable
   int32_t code_bytes = kAbsent;      // bytes object co_code (up to 3.10)
   int32_t code_adaptive = kAbsent;   // bytecode stored inline in the code object (3.11 on)
+  int32_t thread_local_bytecode = kAbsent;  // co_tlbc: { Py_ssize_t size; char *entries[] }
   bool lnotab_signed = true;         // co_lnotab line increments are signed from 3.6 on
 };
 

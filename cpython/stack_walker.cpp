@@ -170,11 +170,29 @@ Expected<int64_t> StackWalker::read_instruction_offset(uint64_t frame, uint64_t 
     case InstructionKind::kCurrentInstr: {
       auto pointer = read_field<uint64_t>(memory_, frame, f.instruction);
       if (!pointer) return std::unexpected(pointer.error());
-      uint64_t bytecode = code + static_cast<uint64_t>(layout_.code.code_adaptive);
-      return static_cast<int64_t>(*pointer - bytecode);
+      auto bytecode = bytecode_of(frame, code);
+      if (!bytecode) return std::unexpected(bytecode.error());
+      return static_cast<int64_t>(*pointer - *bytecode);
     }
   }
   return make_error(ErrorKind::kUnsupported, "unknown instruction kind");
+}
+
+Expected<uint64_t> StackWalker::bytecode_of(uint64_t frame, uint64_t code) const {
+  uint64_t inline_bytecode = code + static_cast<uint64_t>(layout_.code.code_adaptive);
+  if (layout_.frame.tlbc_index == kAbsent || layout_.code.thread_local_bytecode == kAbsent)
+    return inline_bytecode;
+  auto index = read_field<int32_t>(memory_, frame, layout_.frame.tlbc_index);
+  if (!index) return std::unexpected(index.error());
+  if (*index == 0) return inline_bytecode;  // copy 0 is the code object's own bytecode
+  auto array = read_field<uint64_t>(memory_, code, layout_.code.thread_local_bytecode);
+  if (!array) return std::unexpected(array.error());
+  auto size = read_value<int64_t>(memory_, *array);
+  if (!size) return std::unexpected(size.error());
+  if (*index < 0 || *index >= *size)
+    return make_error(ErrorKind::kCorrupt, fmt::format("bytecode copy {} of {}", *index, *size),
+                      frame);
+  return read_pointer(memory_, *array + 8 + 8 * static_cast<uint64_t>(*index));
 }
 
 Expected<const StackWalker::CodeInfo*> StackWalker::code_info(uint64_t code) {

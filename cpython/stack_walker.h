@@ -56,6 +56,8 @@ class StackWalker {
   Expected<uint64_t> innermost_frame(uint64_t thread_state) const;
   Expected<RawFrame> read_raw_frame(uint64_t frame) const;
   Expected<int64_t> read_instruction_offset(uint64_t frame, uint64_t code) const;
+  // Where the bytecode the frame runs starts: the code object's own, or a thread's copy.
+  Expected<uint64_t> bytecode_of(uint64_t frame, uint64_t code) const;
   Expected<const CodeInfo*> code_info(uint64_t code);
   Expected<PythonFrame> decode_frame(uint64_t frame, const RawFrame& raw);
 

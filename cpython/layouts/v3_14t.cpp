@@ -80,6 +80,8 @@ extern const Layout kPython314t = [] {
   layout.code.qualname = 144;
   layout.code.line_table = 152;     // co_linetable
   layout.code.code_adaptive = 232;  // co_code_adaptive, after co_tlbc (224)
+  layout.code.thread_local_bytecode = 224;
+  layout.frame.tlbc_index = 72;
 
   layout.bytes.size = 32;  // ob_size
   layout.bytes.data = 48;  // ob_sval
