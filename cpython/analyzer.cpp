@@ -121,9 +121,11 @@ void prefer_debug_offsets(const Target& target, const Layout* compiled, ProcessS
   if (result.version.major < 3 || (result.version.major == 3 && result.version.minor < 13)) return;
   const Layout* locating = compiled ? compiled : newest_layout(result.version.free_threaded);
   if (!locating) return;
-  auto runtime = locate_runtime(target, *locating);
+  std::optional<uint64_t> runtime;
+  if (auto located = locate_runtime(target, *locating)) runtime = located->address;
+  if (!runtime) runtime = find_debug_offsets_cookie(target);
   if (!runtime) return;
-  auto offsets = read_debug_offsets(target.memory(), runtime->address);
+  auto offsets = read_debug_offsets(target.memory(), *runtime);
   if (!offsets) {
     if (offsets.error().kind == ErrorKind::kCorrupt)
       result.notes.push_back("ignoring the process's _Py_DebugOffsets: " + offsets.error().describe());

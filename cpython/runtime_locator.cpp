@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "cpython/stack_walker.h"
 #include "cpython/version_probe.h"
@@ -61,6 +62,24 @@ std::optional<uint64_t> search_data(const Target& target, const Layout& layout) 
 }
 
 }  // namespace
+
+std::optional<uint64_t> find_debug_offsets_cookie(const Target& target) {
+  static constexpr char kCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
+  uint64_t cookie_word;
+  std::memcpy(&cookie_word, kCookie, sizeof(cookie_word));
+  std::vector<uint64_t> words(kChunk / 8);
+  for (const MemoryRange& range : ranges_to_search(target)) {
+    for (uint64_t chunk = range.start; chunk < range.end; chunk += kChunk) {
+      uint64_t size = std::min(kChunk, range.end - chunk);
+      auto span = std::as_writable_bytes(std::span(words)).first(size);
+      if (!target.memory().read(chunk, span)) continue;
+      for (uint64_t i = 0; i < size / 8; ++i) {
+        if (words[i] == cookie_word) return chunk + 8 * i;
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime) {
   auto interpreter =

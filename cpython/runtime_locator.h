@@ -20,6 +20,10 @@ struct RuntimeLocation {
 
 std::optional<RuntimeLocation> locate_runtime(const Target& target, const Layout& layout);
 
+// 3.13 on: _PyRuntime starts with the _Py_DebugOffsets cookie "xdebugpy"; its address when a
+// search of the interpreter's writable data finds one, for versions no table describes.
+std::optional<uint64_t> find_debug_offsets_cookie(const Target& target);
+
 // Whether `runtime` under `layout` leads to an interpreter whose first thread states point back
 // at it: the test a searched candidate must pass.
 bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime);
