@@ -185,6 +185,9 @@ struct StringLayout {
 
 struct Layout {
   std::string_view name;        // "3.11", "3.13t"
+  // The C function that runs Python frames, for splicing them into native stacks:
+  // PyEval_EvalFrameEx in 2.7, _PyEval_EvalFrameDefault from 3.6 on.
+  std::string_view eval_loop_function = "_PyEval_EvalFrameDefault";
   std::string_view source_tag;  // the CPython tag whose headers this table was read from
   int major = 0;
   int minor = 0;

@@ -36,8 +36,20 @@ PyObject* python_frame_groups(PyObject*, PyObject*) {
   });
 }
 
+// The name of the C function that runs Python frames in this process's CPython.
+PyObject* eval_loop_function(PyObject*, PyObject*) {
+  return guarded([]() -> PyObject* {
+    ThreadContext context = Session::instance().current_thread();
+    if (!context.analysis || !context.analysis->stacks) Py_RETURN_NONE;
+    const std::string_view name = context.analysis->stacks->layout->eval_loop_function;
+    return checked(PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size())))
+        .release();
+  });
+}
+
 PyMethodDef kHelpers[] = {
     {"_python_frame_groups", python_frame_groups, METH_NOARGS, nullptr},
+    {"_eval_loop_function", eval_loop_function, METH_NOARGS, nullptr},
 };
 
 }  // namespace

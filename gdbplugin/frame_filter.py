@@ -64,16 +64,16 @@ def _with_names(decorators):
         yield UnnamedFrameDecorator(decorator) if unnamed else decorator
 
 
-def _is_eval_loop(decorator):
+def _is_eval_loop(decorator, eval_loop_function):
     frame = decorator.inferior_frame()
     # An inlined copy is not a call of the eval loop of its own (libpython.py checks the same).
-    return frame.type() == gdb.NORMAL_FRAME and frame.name() == EVAL_LOOP_FUNCTION
+    return frame.type() == gdb.NORMAL_FRAME and frame.name() == eval_loop_function
 
 
-def _splice(decorators, groups):
+def _splice(decorators, groups, eval_loop_function):
     pending = list(groups)
     for decorator in decorators:
-        if pending and _is_eval_loop(decorator):
+        if pending and _is_eval_loop(decorator, eval_loop_function):
             frame = decorator.inferior_frame()
             shown = [PythonFrameDecorator(frame, function, file_name, line or None)
                      for function, file_name, line in pending.pop(0)]
@@ -95,11 +95,12 @@ class PythonFrameFilter(object):
     def filter(self, decorators):
         try:
             groups = _python_frame_groups()
+            eval_loop_function = _eval_loop_function() or EVAL_LOOP_FUNCTION
         except gdb.GdbError:
             groups = None  # no Python here (or unreadable): the native stack as it is
         if not groups:
             return _with_names(decorators)
-        return _with_names(_splice(decorators, groups))
+        return _with_names(_splice(decorators, groups, eval_loop_function))
 
 
 def register_frame_filter():

@@ -65,6 +65,7 @@ extern const Layout kPython27 = [] {
   layout.string.model = StringModel::kBytes;
   layout.string.length = 16;      // ob_size
   layout.string.bytes_data = 36;  // ob_sval
+  layout.eval_loop_function = "PyEval_EvalFrameEx";
   layout.runtime.symbol = "interp_head";
   layout.runtime.symbol_reader = "PyInterpreterState_Head";
   layout.gil.holder_symbol = "_PyThreadState_Current";

@@ -12,4 +12,14 @@ version here is one line, once the engine has its layout table.
 GDB_INTERPRETERS = {
     "debian-3.11": {"hide_debug_info": True, "libpython": True},
     "pyenv-3.11": {"hide_debug_info": False, "libpython": False},
+    "pyenv-2.7": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.6": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.7": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.8": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.9": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.10": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.12": {"hide_debug_info": False, "libpython": False},
+    "pyenv-3.13": {"hide_debug_info": False, "libpython": False},
+    "local-3.13t": {"hide_debug_info": False, "libpython": False},
+    "local-3.14t": {"hide_debug_info": False, "libpython": False},
 }

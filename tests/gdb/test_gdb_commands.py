@@ -33,8 +33,18 @@ COMMANDS_WITH_HELP = ["py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-
                       "py-print", "py-threads", "hangpy", "hangpy bt"]
 # A C expression (needs the interpreter's debug info) for a thread state's innermost-frame
 # pointer, per version; the corruption case runs where the version is listed.
+# version -> (C expression of the first thread's innermost frame pointer, an address that is
+# no frame); both need the interpreter's debug info (pyenv's builds carry it).
 FRAME_POINTER_EXPRESSION = {
-    "3.11": "_PyRuntime.interpreters.head->threads.head->cframe->current_frame",
+    "2.7": ("interp_head->tstate_head->frame", "&interp_head"),
+    "3.6": ("interp_head->tstate_head->frame", "&interp_head"),
+    "3.7": ("_PyRuntime.interpreters.head->tstate_head->frame", "&_PyRuntime"),
+    "3.8": ("_PyRuntime.interpreters.head->tstate_head->frame", "&_PyRuntime"),
+    "3.9": ("_PyRuntime.interpreters.head->tstate_head->frame", "&_PyRuntime"),
+    "3.10": ("_PyRuntime.interpreters.head->tstate_head->frame", "&_PyRuntime"),
+    "3.11": ("_PyRuntime.interpreters.head->threads.head->cframe->current_frame", "&_PyRuntime"),
+    "3.12": ("_PyRuntime.interpreters.head->threads.head->cframe->current_frame", "&_PyRuntime"),
+    "3.13": ("_PyRuntime.interpreters.head->threads.head->current_frame", "&_PyRuntime"),
 }
 SUMMARY = re.compile(r"^#(\d+) Frame 0x[0-9a-f]+, for file (.*), line (\d+), in (\S+) \(")
 NATIVE_THREAD_PROGRAM = os.path.join(HERE, "programs", "native_thread.py")
@@ -150,6 +160,8 @@ def run_thread_without_python(options, interpreter, checks):
     try:
         with cores.ScenarioProcess(interpreter, NATIVE_THREAD_PROGRAM, workdir) as process:
             truth = wait_for_file(process, process.truth_path)
+            if "skip" in truth:
+                return truth["skip"]
             python_lwps = set(gdb_compare.truth_by_lwp(truth))
             # The reporter thread exits after writing: wait for Python threads + the watchdog.
             deadline = time.time() + cores.THREAD_EXIT_TIMEOUT
@@ -217,7 +229,7 @@ def run_corrupted_frame_pointer(interpreter, init, checks):
         with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
             truth = process.wait_for_ground_truth()
             version = ".".join(truth["version"].split(".")[:2])
-            expression = FRAME_POINTER_EXPRESSION.get(version)
+            expression, garbage = FRAME_POINTER_EXPRESSION.get(version, (None, None))
             if expression is None:
                 return "no frame pointer expression for %s" % version
             # The C expression needs the interpreter's debug info: do not hide it here.
@@ -226,7 +238,7 @@ def run_corrupted_frame_pointer(interpreter, init, checks):
                 ("before", "thread apply all py-bt"),
                 ("unreadable", "set var %s = (void *)0xdeadbeef" % expression),
                 ("py-bt-unreadable", "thread apply all py-bt"),
-                ("garbage", "set var %s = (void *)&_PyRuntime" % expression),
+                ("garbage", "set var %s = (void *)%s" % (expression, garbage)),
                 ("py-bt-garbage", "thread apply all py-bt"),
                 ("bt-garbage", "thread apply all bt"),
                 ("py-threads", "py-threads"),

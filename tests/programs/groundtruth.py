@@ -32,6 +32,7 @@ ANNOUNCE_TIMEOUT_SECONDS = 20.0
 
 _announced = set()
 _announced_cond = threading.Condition()
+_os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter cannot say (< 3.8)
 
 
 def _ident():
@@ -41,8 +42,21 @@ def _ident():
 
 
 def _native_id(thread):
-    # Thread.native_id appeared in 3.8; before that the interpreter does not know it.
-    return getattr(thread, "native_id", None)
+    # Thread.native_id appeared in 3.8; before that, the kernel's answer recorded by the thread
+    # itself in announce_blocking().
+    native = getattr(thread, "native_id", None)
+    if native is None:
+        native = _os_thread_ids.get(thread.ident)
+    return native
+
+
+def _gettid():
+    """The calling thread's kernel thread id, through gettid(2) (x86-64 Linux: syscall 186)."""
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).syscall(186)
+    except Exception:  # no ctypes in this build: the thread's id stays unknown
+        return None
 
 
 def _text(value):
@@ -54,6 +68,8 @@ def _text(value):
 
 def announce_blocking():
     """Call in each scenario thread right before the call that blocks forever."""
+    if not hasattr(threading.Thread, "native_id"):
+        _os_thread_ids[_ident()] = _gettid()
     with _announced_cond:
         _announced.add(_ident())
         _announced_cond.notify_all()
