@@ -6,6 +6,7 @@
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/runtime_locator.h"
 #include "cpython/stack_walker.h"
+#include "cpython/thread_names.h"
 #include "cpython/version_probe.h"
 
 namespace hangpy::cpython {
@@ -203,6 +204,10 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   fill_lwps_from_thread_pointers(target, result.threads);
+  auto names = read_thread_names(target.memory(), layout, fit->first_interpreter);
+  for (PythonThread& thread : result.threads) {
+    if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
+  }
   if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
   }

@@ -135,6 +135,24 @@ struct CodeLayout {
   bool lnotab_signed = true;         // co_lnotab line increments are signed from 3.6 on
 };
 
+// Where an instance keeps its attributes (__dict__), for reading e.g. Thread._name.
+enum class InstanceDictModel : uint8_t {
+  kDictOffset,          // up to 3.10: the type's tp_dictoffset locates a dict pointer
+  kManagedDictValues,   // 3.11: dict pointer before the object, else a values array before that
+  kTaggedDictOrValues,  // 3.12: one word before the object: a dict, or values - 1 (odd)
+  kInlineValues,        // 3.13 on: dict pointer before the object, else values after the object
+};
+
+struct InstanceLayout {
+  InstanceDictModel model = InstanceDictModel::kDictOffset;
+  int32_t type_basicsize = 32;      // PyTypeObject.tp_basicsize
+  int32_t type_flags = 168;         // PyTypeObject.tp_flags
+  int32_t type_dictoffset = 288;    // PyTypeObject.tp_dictoffset
+  int32_t heap_type_cached_keys = kAbsent;  // PyHeapTypeObject.ht_cached_keys: split-table keys
+  int32_t managed_dict = -24;       // offset from the object of its managed dict pointer (3.11 on)
+  int32_t managed_values = -32;     // 3.11: offset from the object of its values pointer
+};
+
 struct VariablesLayout {
   // Frame fields (both frame models).
   int32_t frame_globals = kAbsent;
@@ -202,6 +220,7 @@ struct Layout {
   BytesLayout bytes;
   StringLayout string;
   VariablesLayout variables;
+  InstanceLayout instances;
 };
 
 }  // namespace hangpy::cpython

@@ -55,6 +55,45 @@ Expected<void> ObjectReader::expect_type(uint64_t object, std::string_view expec
   return {};
 }
 
+Expected<ObjectReader::IntDigits> ObjectReader::read_int_digits(uint64_t object,
+                                                               size_t max_digits) const {
+  const VariablesLayout& v = layout_.variables;
+  auto size_field = read_value<int64_t>(memory_, object + v.int_size);
+  if (!size_field) return std::unexpected(size_field.error());
+  IntDigits result;
+  result.digit_bits = v.int_digit_bits;
+  uint64_t count;
+  if (v.int_model == IntModel::kLvTag) {
+    count = static_cast<uint64_t>(*size_field) >> 3;
+    result.negative = (*size_field & 3) == 2;
+  } else {
+    result.negative = *size_field < 0;
+    count = static_cast<uint64_t>(result.negative ? -*size_field : *size_field);
+  }
+  if (count > max_digits)
+    return make_error(ErrorKind::kCorrupt, fmt::format("int of {} digits", count), object);
+  result.digits.resize(count);
+  if (count > 0) {
+    auto bytes = std::as_writable_bytes(std::span(result.digits));
+    if (auto ok = memory_.read(object + v.int_digits, bytes); !ok) return std::unexpected(ok.error());
+  }
+  return result;
+}
+
+Expected<uint64_t> ObjectReader::read_uint64(uint64_t object) const {
+  if (layout_.major == 2) {
+    // Python 2's int holds a C long right after the header; its long is digits like 3's.
+    auto type = type_name(object);
+    if (type && *type == "int") return read_value<uint64_t>(memory_, object + layout_.variables.int_size);
+  }
+  auto number = read_int_digits(object, 64 / layout_.variables.int_digit_bits + 1);
+  if (!number) return std::unexpected(number.error());
+  uint64_t value = 0;
+  for (size_t i = number->digits.size(); i-- > 0;)
+    value = (value << number->digit_bits) | number->digits[i];
+  return value;
+}
+
 Expected<std::vector<std::byte>> ObjectReader::read_bytes(uint64_t object, size_t cap) const {
   if (object == 0) return make_error(ErrorKind::kCorrupt, "null bytes pointer");
   auto size = read_value<int64_t>(memory_, object + layout_.bytes.size);

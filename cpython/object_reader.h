@@ -32,6 +32,17 @@ class ObjectReader {
 
   // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints.
   Expected<std::string> read_string(uint64_t object) const;
+  // An int's sign and base-2**digit_bits digits, least significant first (at most `max_digits`;
+  // kCorrupt beyond). Python 2's int type (a C long) is not digits: read_uint64 handles it.
+  struct IntDigits {
+    bool negative = false;
+    std::vector<uint32_t> digits;
+    unsigned digit_bits = 30;
+  };
+  Expected<IntDigits> read_int_digits(uint64_t object, size_t max_digits) const;
+  // An int that fits in 64 bits (thread idents, counters).
+  Expected<uint64_t> read_uint64(uint64_t object) const;
+
   // The contents of a bytes (Python 2: str) object, at most `cap` bytes.
   Expected<std::vector<std::byte>> read_bytes(uint64_t object, size_t cap = kMaxBytesObject) const;
 

@@ -74,43 +74,32 @@ std::string ObjectRepr::repr_at_depth(uint64_t object, int depth) const {
 }
 
 std::string ObjectRepr::repr_int(uint64_t object) const {
-  const VariablesLayout& v = objects_.layout().variables;
   if (objects_.layout().major == 2) {
-    // Python 2's int is a C long (ob_ival right after the header); its long is digits like 3's.
+    // Python 2's int is a C long; its long is digits like 3's.
     auto type = objects_.type_name(object);
     if (type && *type != "long") {
-      auto value = read_value<int64_t>(objects_.memory(), object + v.int_size);
-      return value ? std::to_string(*value) : unreadable(object);
+      auto value = objects_.read_uint64(object);
+      return value ? std::to_string(static_cast<int64_t>(*value)) : unreadable(object);
     }
   }
-  auto size_field = read_value<int64_t>(objects_.memory(), object + v.int_size);
-  if (!size_field) return unreadable(object);
-  int64_t digit_count;
-  bool negative;
-  if (v.int_model == IntModel::kLvTag) {
-    digit_count = static_cast<int64_t>(static_cast<uint64_t>(*size_field) >> 3);
-    negative = (*size_field & 3) == 2;
-  } else {
-    digit_count = *size_field < 0 ? -*size_field : *size_field;
-    negative = *size_field < 0;
-  }
-  if (digit_count == 0) return "0";
   // Four 30-bit digits fit in 128 bits; longer numbers are rare in a stack and shown by size.
-  if (digit_count > 4) return fmt::format("<int of {} digits>", digit_count);
+  constexpr size_t kMaxDigits = 4;
+  auto number = objects_.read_int_digits(object, kMaxDigits);
+  if (!number) {
+    if (number.error().kind == ErrorKind::kCorrupt) return "<int too long to show>";
+    return unreadable(object);
+  }
+  if (number->digits.empty()) return "0";
   __extension__ typedef unsigned __int128 Wide;
   Wide magnitude = 0;
-  for (int64_t i = digit_count - 1; i >= 0; --i) {
-    auto digit = read_value<uint32_t>(objects_.memory(),
-                                      object + v.int_digits + 4 * static_cast<uint64_t>(i));
-    if (!digit) return unreadable(object);
-    magnitude = (magnitude << v.int_digit_bits) | *digit;
-  }
+  for (size_t i = number->digits.size(); i-- > 0;)
+    magnitude = (magnitude << number->digit_bits) | number->digits[i];
   std::string digits;
   do {
     digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
     magnitude /= 10;
   } while (magnitude != 0);
-  return negative ? "-" + digits : digits;
+  return number->negative ? "-" + digits : digits;
 }
 
 std::string ObjectRepr::repr_float(uint64_t object) const {

@@ -65,6 +65,9 @@ extern const Layout kPython311 = [] {
   v.keys_kind = 10;
   v.keys_entry_count = 24;
   v.keys_indices = 32;
+  layout.interpreter.sysdict = 904;
+  layout.instances.model = InstanceDictModel::kManagedDictValues;
+  layout.instances.heap_type_cached_keys = 872;
   return layout;
 }();
 

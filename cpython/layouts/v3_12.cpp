@@ -75,6 +75,9 @@ extern const Layout kPython312 = [] {
   layout.variables.keys_entry_count = 24;
   layout.variables.keys_indices = 32;
   layout.variables.dict_values_array = 0;
+  layout.interpreter.sysdict = 352;
+  layout.instances.model = InstanceDictModel::kTaggedDictOrValues;
+  layout.instances.heap_type_cached_keys = 880;
   return layout;
 }();
 

@@ -81,6 +81,9 @@ extern const Layout kPython313 = [] {
   layout.variables.keys_entry_count = 24;
   layout.variables.keys_indices = 32;
   layout.variables.dict_values_array = 8;
+  layout.interpreter.sysdict = 7640;
+  layout.instances.model = InstanceDictModel::kInlineValues;
+  layout.instances.heap_type_cached_keys = 880;
   return layout;
 }();
 

@@ -109,6 +109,11 @@ extern const Layout kPython313t = [] {
   layout.variables.dict_used += 16;
   layout.variables.dict_keys += 16;
   layout.variables.dict_values += 16;
+  layout.instances.model = InstanceDictModel::kInlineValues;
+  layout.instances.type_basicsize = 48;  // type objects have the bigger header too
+  layout.instances.type_flags = 184;
+  layout.instances.type_dictoffset = 304;
+  layout.instances.heap_type_cached_keys = 896;
   return layout;
 }();
 

@@ -85,6 +85,8 @@ extern const Layout kPython314 = [] {
   layout.variables.keys_entry_count = 24;
   layout.variables.keys_indices = 32;
   layout.variables.dict_values_array = 8;
+  layout.instances.model = InstanceDictModel::kInlineValues;
+  layout.instances.heap_type_cached_keys = 880;
   return layout;
 }();
 

@@ -1,0 +1,95 @@
+#include "cpython/instance_attributes.h"
+
+namespace hangpy::cpython {
+namespace {
+
+constexpr uint64_t kManagedDictFlag = 1 << 4;  // Py_TPFLAGS_MANAGED_DICT (3.11 on)
+constexpr uint64_t kInlineValuesFlag = 1 << 2;  // Py_TPFLAGS_INLINE_VALUES (3.13 on)
+
+}  // namespace
+
+// Values arrays hold the attributes in the order of the class's shared (split) keys.
+Expected<uint64_t> InstanceAttributes::from_values(uint64_t type, uint64_t values,
+                                                   std::string_view name) const {
+  const Layout& layout = objects_.layout();
+  if (layout.instances.heap_type_cached_keys == kAbsent) return 0;
+  const AddressSpace& memory = objects_.memory();
+  auto keys = read_pointer(memory, type + static_cast<uint64_t>(layout.instances.heap_type_cached_keys));
+  if (!keys || *keys == 0) return 0;
+  const VariablesLayout& v = layout.variables;
+  auto index_bytes_log2 = read_value<uint8_t>(memory, *keys + v.keys_log2_index_bytes);
+  auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
+  if (!index_bytes_log2 || !count || *index_bytes_log2 > 40 || *count < 0 ||
+      *count > static_cast<int64_t>(kMaxContainerItems))
+    return make_error(ErrorKind::kCorrupt, "implausible cached keys", *keys);
+  uint64_t entries = *keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
+  for (int64_t i = 0; i < *count; ++i) {
+    auto key = read_pointer(memory, entries + 16 * static_cast<uint64_t>(i));  // (key, value)
+    if (!key || *key == 0) continue;
+    auto text = objects_.read_string(*key);
+    if (!text || *text != name) continue;
+    return read_pointer(memory, values + v.dict_values_array + 8 * static_cast<uint64_t>(i));
+  }
+  return 0;
+}
+
+Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view name) const {
+  const Layout& layout = objects_.layout();
+  const InstanceLayout& in = layout.instances;
+  const AddressSpace& memory = objects_.memory();
+  auto type = objects_.type_of(instance);
+  if (!type) return std::unexpected(type.error());
+  auto flags = read_value<uint64_t>(memory, *type + static_cast<uint64_t>(in.type_flags));
+  if (!flags) return std::unexpected(flags.error());
+  auto at = [instance](int32_t offset) { return instance + static_cast<uint64_t>(int64_t{offset}); };
+  uint64_t dict = 0;
+  switch (in.model) {
+    case InstanceDictModel::kDictOffset: {
+      auto offset = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_dictoffset));
+      if (!offset) return std::unexpected(offset.error());
+      if (*offset <= 0) return 0;  // no __dict__ (or one at the end, which plain classes lack)
+      auto pointer = read_pointer(memory, instance + static_cast<uint64_t>(*offset));
+      if (!pointer) return std::unexpected(pointer.error());
+      dict = *pointer;
+      break;
+    }
+    case InstanceDictModel::kManagedDictValues: {
+      if (!(*flags & kManagedDictFlag)) return 0;
+      auto pointer = read_pointer(memory, at(in.managed_dict));
+      if (!pointer) return std::unexpected(pointer.error());
+      if (*pointer == 0) {
+        auto values = read_pointer(memory, at(in.managed_values));
+        if (!values) return std::unexpected(values.error());
+        return *values ? from_values(*type, *values, name) : Expected<uint64_t>(0);
+      }
+      dict = *pointer;
+      break;
+    }
+    case InstanceDictModel::kTaggedDictOrValues: {
+      if (!(*flags & kManagedDictFlag)) return 0;
+      auto word = read_pointer(memory, at(in.managed_dict));
+      if (!word) return std::unexpected(word.error());
+      // 3.12 stores values - 1: an odd word is a values array, the word after it its start.
+      if (*word & 1) return from_values(*type, *word + 1, name);
+      dict = *word;
+      break;
+    }
+    case InstanceDictModel::kInlineValues: {
+      if (!(*flags & kManagedDictFlag)) return 0;
+      auto pointer = read_pointer(memory, at(in.managed_dict));
+      if (!pointer) return std::unexpected(pointer.error());
+      if (*pointer == 0) {
+        if (!(*flags & kInlineValuesFlag)) return 0;
+        auto size = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_basicsize));
+        if (!size || *size <= 0) return 0;
+        return from_values(*type, instance + static_cast<uint64_t>(*size), name);
+      }
+      dict = *pointer;
+      break;
+    }
+  }
+  if (dict == 0) return 0;
+  return containers_.dict_get(dict, name);
+}
+
+}  // namespace hangpy::cpython
