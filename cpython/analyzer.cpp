@@ -204,7 +204,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   fill_lwps_from_thread_pointers(target, result.threads);
-  auto names = read_thread_names(target.memory(), layout, fit->first_interpreter);
+  auto names = read_thread_names(target.memory(), layout, fit->first_interpreter, result.threads);
   for (PythonThread& thread : result.threads) {
     if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
   }

@@ -36,6 +36,26 @@ Expected<std::vector<uint64_t>> ContainerReader::list_items(uint64_t list, size_
   return pointer_array(*array, *size, cap);
 }
 
+// The live (key, value) pairs of an entry array; a split table keeps the values apart, in entry
+// order.
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::entry_items(
+    const EntryTable& table, uint64_t split_values, size_t cap) const {
+  const AddressSpace& memory = objects_.memory();
+  const uint64_t values_array = split_values + objects_.layout().variables.dict_values_array;
+  std::vector<std::pair<uint64_t, uint64_t>> items;
+  for (int64_t i = 0; i < table.count && items.size() < cap; ++i) {
+    uint64_t entry = table.entries + static_cast<uint64_t>(i) * table.entry_size;
+    auto key = read_pointer(memory, entry + table.key_offset);
+    if (!key) return std::unexpected(key.error());
+    if (*key == 0) continue;  // a deleted entry
+    auto value = split_values != 0 ? read_pointer(memory, values_array + 8 * static_cast<uint64_t>(i))
+                                   : read_pointer(memory, entry + table.key_offset + 8);
+    if (!value) return std::unexpected(value.error());
+    if (*value != 0) items.emplace_back(*key, *value);
+  }
+  return items;
+}
+
 Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::dict_items(
     uint64_t dict, size_t cap) const {
   switch (objects_.layout().variables.dict_model) {
@@ -70,19 +90,7 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys
   const uint64_t entry_size = general ? 24 : 16;
   const uint64_t key_offset = general ? 8 : 0;
   uint64_t entries = *keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
-  std::vector<std::pair<uint64_t, uint64_t>> items;
-  for (int64_t i = 0; i < *count && items.size() < cap; ++i) {
-    uint64_t entry = entries + static_cast<uint64_t>(i) * entry_size;
-    auto key = read_pointer(memory, entry + key_offset);
-    if (!key) return std::unexpected(key.error());
-    if (*key == 0) continue;  // a deleted entry
-    auto value = *values != 0
-                     ? read_pointer(memory, *values + v.dict_values_array + 8 * static_cast<uint64_t>(i))
-                     : read_pointer(memory, entry + key_offset + 8);
-    if (!value) return std::unexpected(value.error());
-    if (*value != 0) items.emplace_back(*key, *value);
-  }
-  return items;
+  return entry_items(EntryTable{entries, entry_size, key_offset, *count}, *values, cap);
 }
 
 // 3.6 to 3.10: the index array has dk_size slots of 1, 2, 4 or 8 bytes, then (hash, key, value).
@@ -101,18 +109,7 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys
     return make_error(ErrorKind::kCorrupt, "implausible dict keys", *keys);
   uint64_t index_width = *size <= 0xff ? 1 : *size <= 0xffff ? 2 : *size <= 0xffffffffLL ? 4 : 8;
   uint64_t entries = *keys + v.keys_indices + static_cast<uint64_t>(*size) * index_width;
-  std::vector<std::pair<uint64_t, uint64_t>> items;
-  for (int64_t i = 0; i < *count && items.size() < cap; ++i) {
-    uint64_t entry = entries + static_cast<uint64_t>(i) * 24;
-    auto key = read_pointer(memory, entry + 8);
-    if (!key) return std::unexpected(key.error());
-    if (*key == 0) continue;
-    auto value = *values != 0 ? read_pointer(memory, *values + 8 * static_cast<uint64_t>(i))
-                              : read_pointer(memory, entry + 16);
-    if (!value) return std::unexpected(value.error());
-    if (*value != 0) items.emplace_back(*key, *value);
-  }
-  return items;
+  return entry_items(EntryTable{entries, 24, 8, *count}, *values, cap);
 }
 
 // 2.7: ma_table holds ma_mask + 1 slots of (hash, key, value); unused slots have no key or value.

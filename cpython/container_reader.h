@@ -26,6 +26,15 @@ class ContainerReader {
   Expected<uint64_t> dict_get(uint64_t dict, std::string_view key) const;
 
  private:
+  struct EntryTable {
+    uint64_t entries;      // address of the first entry
+    uint64_t entry_size;   // (hash,) key, value
+    uint64_t key_offset;   // the value follows the key
+    int64_t count;         // dk_nentries
+  };
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> entry_items(const EntryTable& table,
+                                                                   uint64_t split_values,
+                                                                   size_t cap) const;
   Expected<std::vector<uint64_t>> pointer_array(uint64_t address, int64_t count, size_t cap) const;
   Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_keys_log2(uint64_t dict,
                                                                        size_t cap) const;

@@ -14,29 +14,71 @@ uint64_t lookup(const ContainerReader& containers, uint64_t dict, std::string_vi
   return containers.dict_get(dict, key).value_or(0);
 }
 
+// The globals of a frame that runs threading.py: the threading module's dict.
+uint64_t threading_globals_from_frames(const AddressSpace& memory, const Layout& layout,
+                                       const std::vector<PythonThread>& threads) {
+  if (layout.variables.frame_globals == kAbsent) return 0;
+  for (const PythonThread& thread : threads) {
+    for (const PythonFrame& frame : thread.frames) {
+      if (!frame.file.ends_with("/threading.py")) continue;
+      auto globals = read_pointer(memory, frame.address + static_cast<uint64_t>(layout.variables.frame_globals));
+      if (globals && *globals != 0) return *globals;
+    }
+  }
+  return 0;
+}
+
+// The `threading` module that an outermost frame's globals (usually __main__'s) imported.
+uint64_t threading_globals_from_imports(const AddressSpace& memory, const Layout& layout,
+                                        const ContainerReader& containers,
+                                        const std::vector<PythonThread>& threads) {
+  if (layout.variables.frame_globals == kAbsent) return 0;
+  for (const PythonThread& thread : threads) {
+    if (thread.frames.empty()) continue;
+    const PythonFrame& outermost = thread.frames.back();
+    auto globals = read_pointer(memory, outermost.address + static_cast<uint64_t>(layout.variables.frame_globals));
+    if (!globals || *globals == 0) continue;
+    uint64_t threading = lookup(containers, *globals, "threading");
+    if (threading == 0) continue;
+    auto module_dict = read_pointer(memory, threading + static_cast<uint64_t>(layout.variables.module_dict));
+    if (module_dict && *module_dict != 0) return *module_dict;
+  }
+  return 0;
+}
+
+uint64_t threading_globals_from_modules(const AddressSpace& memory, const Layout& layout,
+                                        const ContainerReader& containers, uint64_t interpreter) {
+  if (layout.interpreter.sysdict == kAbsent) return 0;
+  auto sysdict = read_pointer(memory, interpreter + static_cast<uint64_t>(layout.interpreter.sysdict));
+  if (!sysdict) return 0;
+  uint64_t modules = lookup(containers, *sysdict, "modules");
+  uint64_t threading = lookup(containers, modules, "threading");
+  if (threading == 0) return 0;
+  auto module_dict = read_pointer(memory, threading + static_cast<uint64_t>(layout.variables.module_dict));
+  return module_dict ? *module_dict : 0;
+}
+
 }  // namespace
 
 std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
                                                             const Layout& layout,
-                                                            uint64_t interpreter) {
+                                                            uint64_t interpreter,
+                                                            const std::vector<PythonThread>& threads) {
   std::unordered_map<uint64_t, std::string> names;
-  if (layout.interpreter.sysdict == kAbsent) return names;
   ObjectReader objects(memory, layout);
   ContainerReader containers(objects);
   InstanceAttributes attributes(objects);
-  auto sysdict = read_pointer(memory, interpreter + static_cast<uint64_t>(layout.interpreter.sysdict));
-  if (!sysdict) return names;
-  uint64_t modules = lookup(containers, *sysdict, "modules");
-  uint64_t threading = lookup(containers, modules, "threading");
-  if (threading == 0) return names;
-  auto module_dict = read_pointer(memory, threading + static_cast<uint64_t>(layout.variables.module_dict));
-  if (!module_dict) return names;
-  uint64_t active = lookup(containers, *module_dict, "_active");
+  uint64_t module_dict = threading_globals_from_frames(memory, layout, threads);
+  if (module_dict == 0)
+    module_dict = threading_globals_from_imports(memory, layout, containers, threads);
+  if (module_dict == 0)
+    module_dict = threading_globals_from_modules(memory, layout, containers, interpreter);
+  uint64_t active = lookup(containers, module_dict, "_active");
   if (active == 0) return names;
-  auto threads = containers.dict_items(active, kMaxThreadsNamed);
-  if (!threads) return names;
+  auto active_threads = containers.dict_items(active, kMaxThreadsNamed);
+  if (!active_threads) return names;
   const char* name_attribute = layout.major == 2 ? "_Thread__name" : "_name";
-  for (const auto& [ident_object, thread] : *threads) {
+  for (const auto& [ident_object, thread] : *active_threads) {
     auto ident = objects.read_uint64(ident_object);
     auto name_object = attributes.get(thread, name_attribute);
     if (!ident || !name_object || *name_object == 0) continue;

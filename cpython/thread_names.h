@@ -9,12 +9,17 @@
 
 #include "cpython/address_space.h"
 #include "cpython/layout.h"
+#include "cpython/stacks.h"
 
 namespace hangpy::cpython {
 
-// Empty when the process has not imported threading or the layout cannot say.
+// Empty when the process has not imported threading or the layout cannot say. The threading
+// module's globals come from a frame running threading.py code, else from an outermost frame's
+// `threading` global (a script that imported it), else from sys.modules: cheapest first, as
+// sys.modules means reading every module's name.
 std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
                                                             const Layout& layout,
-                                                            uint64_t interpreter);
+                                                            uint64_t interpreter,
+                                                            const std::vector<PythonThread>& threads);
 
 }  // namespace hangpy::cpython
