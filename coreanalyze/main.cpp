@@ -153,7 +153,8 @@ void print_json(const CommandLine& line, const CoreTarget& target,
       {"notes", stacks.notes},
       {"threads", out["threads"]},
   };
-  fmt::print("{}\n", document.dump(2));
+  // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
+  fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_text(const CommandLine& line, const CoreTarget& target,
