@@ -1,5 +1,7 @@
 #include "cpython/analyzer.h"
 
+#include <algorithm>
+
 #include "cpython/container_reader.h"
 #include "cpython/debug_offsets.h"
 #include "cpython/layout_check.h"
@@ -157,6 +159,27 @@ void prefer_debug_offsets(const Target& target, const Layout* compiled, ProcessS
   result.layout_source = fmt::format("_Py_DebugOffsets ({} schema)", offsets->schema_tag);
 }
 
+// Each interpreter has its own threading module: names come from the thread's own interpreter
+// (one OS thread can have a thread state in several).
+void name_threads(const AddressSpace& memory, const Layout& layout,
+                  std::vector<PythonThread>& threads) {
+  std::vector<uint64_t> interpreters;
+  for (const PythonThread& thread : threads) {
+    if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
+      interpreters.push_back(thread.interpreter);
+  }
+  for (uint64_t interpreter : interpreters) {
+    std::vector<PythonThread> own;
+    for (const PythonThread& thread : threads)
+      if (thread.interpreter == interpreter) own.push_back(thread);
+    auto names = read_thread_names(memory, layout, interpreter, own);
+    for (PythonThread& thread : threads) {
+      if (thread.interpreter != interpreter) continue;
+      if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
+    }
+  }
+}
+
 }  // namespace
 
 Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& options) {
@@ -204,10 +227,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   fill_lwps_from_thread_pointers(target, result.threads);
-  auto names = read_thread_names(target.memory(), layout, fit->first_interpreter, result.threads);
-  for (PythonThread& thread : result.threads) {
-    if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
-  }
+  name_threads(target.memory(), layout, result.threads);
   if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
   }

@@ -39,23 +39,16 @@ Expected<std::vector<uint64_t>> StackWalker::thread_states(uint64_t interpreter)
 
 std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpreter,
                                                          std::vector<std::string>& warnings) {
-  std::vector<PythonThread> threads;
+  // New interpreters, like new thread states, are pushed at the head: list them all first, then
+  // walk from the tail so that the main interpreter and its main thread come first.
+  std::vector<uint64_t> interpreters;
   std::unordered_set<uint64_t> seen;
   for (uint64_t interp = first_interpreter; interp != 0;) {
     if (!seen.insert(interp).second || seen.size() > kMaxInterpreters) {
       warnings.push_back(fmt::format("interpreter list loops or is too long at 0x{:x}", interp));
       break;
     }
-    int64_t id = read_field<int64_t>(memory_, interp, layout_.interpreter.id).value_or(0);
-    auto states = thread_states(interp);
-    if (!states) {
-      warnings.push_back(fmt::format("interpreter {}: cannot list threads: {}", id,
-                                     states.error().describe()));
-    } else {
-      // New thread states are pushed at the head: walk from the tail so the main thread is first.
-      for (auto it = states->rbegin(); it != states->rend(); ++it)
-        threads.push_back(walk_thread(*it, id));
-    }
+    interpreters.push_back(interp);
     auto next = read_field<uint64_t>(memory_, interp, layout_.interpreter.next);
     if (!next) {
       warnings.push_back(fmt::format("cannot read the next interpreter: {}",
@@ -63,6 +56,18 @@ std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpre
       break;
     }
     interp = *next;
+  }
+  std::vector<PythonThread> threads;
+  for (auto interp = interpreters.rbegin(); interp != interpreters.rend(); ++interp) {
+    int64_t id = read_field<int64_t>(memory_, *interp, layout_.interpreter.id).value_or(0);
+    auto states = thread_states(*interp);
+    if (!states) {
+      warnings.push_back(fmt::format("interpreter {}: cannot list threads: {}", id,
+                                     states.error().describe()));
+      continue;
+    }
+    for (auto it = states->rbegin(); it != states->rend(); ++it)
+      threads.push_back(walk_thread(*it, id, *interp));
   }
   return threads;
 }
@@ -79,10 +84,12 @@ Expected<uint64_t> StackWalker::innermost_frame(uint64_t thread_state) const {
   return pointer;
 }
 
-PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter_id) {
+PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter_id,
+                                      uint64_t interpreter) {
   const auto& t = layout_.thread_state;
   PythonThread thread;
   thread.thread_state = thread_state;
+  thread.interpreter = interpreter;
   thread.interpreter_id = interpreter_id;
   if (auto id = read_field<uint64_t>(memory_, thread_state, t.thread_id)) thread.thread_id = *id;
   if (t.native_thread_id != kAbsent) {

@@ -29,7 +29,8 @@ class StackWalker {
   std::vector<PythonThread> walk_interpreters(uint64_t first_interpreter,
                                               std::vector<std::string>& warnings);
   // One thread's frames, innermost first.
-  PythonThread walk_thread(uint64_t thread_state, int64_t interpreter_id);
+  PythonThread walk_thread(uint64_t thread_state, int64_t interpreter_id,
+                           uint64_t interpreter = 0);
 
   // The thread states of one interpreter, in list order.
   Expected<std::vector<uint64_t>> thread_states(uint64_t interpreter) const;

@@ -26,6 +26,7 @@ struct PythonFrame {
 
 struct PythonThread {
   uint64_t thread_state = 0;
+  uint64_t interpreter = 0;  // the PyInterpreterState this thread state belongs to
   int64_t interpreter_id = 0;
   uint64_t thread_id = 0;                       // threading.get_ident()
   std::optional<uint64_t> native_thread_id;     // the LWP
