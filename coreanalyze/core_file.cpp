@@ -113,9 +113,10 @@ void CoreFile::read_segments() {
   std::sort(segments_.begin(), segments_.end(),
             [](const CoreSegment& a, const CoreSegment& b) { return a.vaddr < b.vaddr; });
   if (first_missing_address) {
-    warnings_.push_back(
-        fmt::format("core is truncated: {} of {} bytes present; memory past 0x{:x} is missing",
-                    file_size, expected_size, *first_missing_address));
+    truncation_ = fmt::format("the core is truncated at {} of {} bytes (memory from 0x{:x} on is "
+                              "missing)",
+                              file_size, expected_size, *first_missing_address);
+    warnings_.push_back(*truncation_);
   }
 }
 

@@ -77,6 +77,9 @@ class CoreFile {
     return snapshot_symbols_;
   }
 
+  // "the core is truncated at N of M bytes (...)" when the file is shorter than its segments say.
+  const std::optional<std::string>& truncation() const { return truncation_; }
+
   // Problems found while opening that still let analysis go on (one line each).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -111,6 +114,7 @@ class CoreFile {
   std::vector<FileMapping> file_mappings_;
   uint64_t page_size_ = 4096;
   std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
+  std::optional<std::string> truncation_;
   std::vector<std::string> warnings_;
 };
 

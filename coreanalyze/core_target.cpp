@@ -102,6 +102,21 @@ class CoreTargetImpl final : public CoreTarget {
   const ProcessInfo& process() const override { return process_; }
   const CoreFile& core() const override { return *core_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
+  std::vector<InputCause> causes() const override {
+    std::vector<InputCause> found;
+    if (core_->truncation()) found.push_back({InputCause::Kind::kTruncatedCore, *core_->truncation()});
+    for (const std::string& mismatch : wrong_binaries_)
+      found.push_back({InputCause::Kind::kWrongBinary, mismatch});
+    if (missing_files_message_)
+      found.push_back({InputCause::Kind::kMissingBinaries, *missing_files_message_});
+    return found;
+  }
+  std::vector<std::string> opened_files() const override {
+    std::vector<std::string> paths;
+    for (const Module& module : modules_)
+      if (module.file) paths.push_back(module.file->path());
+    return paths;
+  }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     // A snapshot answers from the addresses it recorded: it needs none of the binaries.
@@ -161,6 +176,8 @@ class CoreTargetImpl final : public CoreTarget {
   std::unique_ptr<CoreFile> core_;
   std::vector<std::string> warnings_;
   std::vector<std::string> missing_files_;
+  std::optional<std::string> missing_files_message_;
+  std::vector<std::string> wrong_binaries_;  // one line per build-id mismatch
   std::vector<Module> modules_;
   std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
   std::optional<size_t> executable_;       // index into modules_
@@ -252,7 +269,8 @@ void CoreTargetImpl::open_module_files(const CoreOptions& options) {
     std::string list = missing_files_.front();
     for (size_t i = 1; i < missing_files_.size() && i < 3; ++i) list += ", " + missing_files_[i];
     if (missing_files_.size() > 3) list += fmt::format(" and {} more", missing_files_.size() - 3);
-    warnings_.push_back(fmt::format("cannot find {} (use --sysroot or --lib-path)", list));
+    missing_files_message_ = fmt::format("cannot find {} (use --sysroot or --lib-path)", list);
+    warnings_.push_back(*missing_files_message_);
   }
 }
 
@@ -287,8 +305,10 @@ void CoreTargetImpl::open_module_file(Module& module, const symbols::PathResolve
   module.is_elf = true;
   const auto& file_build_id = module.file->build_id();
   if (core_build_id && file_build_id && *core_build_id != *file_build_id) {
-    warnings_.push_back(fmt::format("build-id mismatch for {}: the core has {}, {} has {}",
-                                    module.recorded_path, *core_build_id, *found, *file_build_id));
+    wrong_binaries_.push_back(fmt::format("the build-id of {} is {}, the core wants {} (for {})",
+                                          *found, *file_build_id, *core_build_id,
+                                          module.recorded_path));
+    warnings_.push_back(wrong_binaries_.back());
   }
 }
 

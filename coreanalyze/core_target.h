@@ -23,13 +23,15 @@ struct CoreOptions {
   std::vector<std::string> lib_paths;     // --lib-path: directories searched by file name
 };
 
-// Facts about the dumped process (NT_PRPSINFO, NT_SIGINFO, NT_AUXV).
-struct ProcessInfo {
-  int64_t pid = 0;
-  std::string command;      // pr_fname
-  std::string arguments;    // pr_psargs
-  std::optional<int> signal;
-  std::string executable;   // the path the core names for the main program (AT_EXECFN / NT_FILE)
+using cpython::ProcessInfo;
+
+// What can explain an analysis that failed, in the order to name it: a core cut short explains
+// everything after it; a binary that is not the one the core ran explains wrong symbols; missing
+// binaries explain missing symbols.
+struct InputCause {
+  enum class Kind { kTruncatedCore, kWrongBinary, kMissingBinaries };
+  Kind kind;
+  std::string message;  // one line
 };
 
 class CoreTarget : public cpython::Target {
@@ -38,11 +40,16 @@ class CoreTarget : public cpython::Target {
   // architecture). A truncated core opens, with a warning.
   static Expected<std::unique_ptr<CoreTarget>> open(const CoreOptions& options);
 
+  // From NT_PRPSINFO, NT_SIGINFO and NT_AUXV.
   virtual const ProcessInfo& process() const = 0;
   virtual const CoreFile& core() const = 0;
   // Problems that still let analysis go on: truncated segments, binaries not found, build-id
   // mismatches. One line each.
   virtual const std::vector<std::string>& warnings() const = 0;
+  // What is wrong with the input itself, most telling first (see InputCause).
+  virtual std::vector<InputCause> causes() const = 0;
+  // The binaries this target has opened so far (executable, libraries), as host paths.
+  virtual std::vector<std::string> opened_files() const = 0;
 };
 
 }  // namespace hangpy::coreanalyze

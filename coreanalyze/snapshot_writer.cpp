@@ -7,8 +7,8 @@
 #include <sys/procfs.h>
 
 #include <cstring>
-#include <fstream>
 
+#include "coreanalyze/output_file.h"
 #include "coreanalyze/snapshot_note.h"
 
 namespace hangpy::coreanalyze {
@@ -143,21 +143,21 @@ Expected<void> write_snapshot(const std::string& path, const CoreFile& original,
     offset += run.bytes.size();
   }
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return make_error(ErrorKind::kIo, fmt::format("cannot write {}", path));
-  auto write = [&out](const void* data, size_t size) {
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  };
-  write(&header, sizeof(header));
-  write(program_headers.data(), program_headers.size() * sizeof(Elf64_Phdr));
-  write(notes.data(), notes.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const std::vector<char> padding(program_headers[i + 1].p_offset - out.tellp(), 0);
-    write(padding.data(), padding.size());
-    write(runs[i].bytes.data(), runs[i].bytes.size());
-  }
-  if (!out) return make_error(ErrorKind::kIo, fmt::format("failed writing {}", path));
-  return {};
+  return write_file_atomically(path, [&](std::ostream& out) {
+    uint64_t position = 0;
+    auto write = [&out, &position](const void* data, size_t size) {
+      out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+      position += size;
+    };
+    write(&header, sizeof(header));
+    write(program_headers.data(), program_headers.size() * sizeof(Elf64_Phdr));
+    write(notes.data(), notes.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const std::vector<char> padding(program_headers[i + 1].p_offset - position, 0);
+      write(padding.data(), padding.size());
+      write(runs[i].bytes.data(), runs[i].bytes.size());
+    }
+  });
 }
 
 }  // namespace hangpy::coreanalyze

@@ -1,6 +1,7 @@
 #include "cpython/analyzer.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "cpython/container_reader.h"
 #include "cpython/debug_offsets.h"
@@ -13,15 +14,6 @@
 
 namespace hangpy::cpython {
 namespace {
-
-std::string known_versions() {
-  std::string names;
-  for (const Layout* layout : all_layouts()) {
-    if (!names.empty()) names += ", ";
-    names += layout->name;
-  }
-  return names;
-}
 
 // The thread state holding the GIL, if one does: the GIL records the last thread that took it
 // and whether it is held now (or, in 2.7 and 3.6, a variable is set while a thread holds it).
@@ -107,6 +99,21 @@ void fill_lwps_from_thread_pointers(const Target& target, std::vector<PythonThre
   }
 }
 
+std::optional<std::vector<int64_t>> threads_without_python(const Target& target,
+                                                          const std::vector<PythonThread>& threads) {
+  std::vector<NativeThread> natives = target.threads();
+  if (natives.empty()) return std::nullopt;
+  std::unordered_set<int64_t> running_python;
+  for (const PythonThread& thread : threads) {
+    if (!thread.native_thread_id) return std::nullopt;
+    running_python.insert(static_cast<int64_t>(*thread.native_thread_id));
+  }
+  std::vector<int64_t> others;
+  for (const NativeThread& native : natives)
+    if (!running_python.contains(native.lwp)) others.push_back(native.lwp);
+  return others;
+}
+
 // The newest compiled table of the same build kind: the base for a version newer than all tables.
 const Layout* newest_layout(bool free_threaded) {
   const Layout* newest = nullptr;
@@ -120,12 +127,12 @@ const Layout* newest_layout(bool free_threaded) {
 
 // From 3.13 on the process states its own offsets. When they validate they win over the compiled
 // table (a patch release may move a field); where they disagree we say so.
-void prefer_debug_offsets(const Target& target, const Layout* compiled, ProcessStacks& result) {
+// `located`: the runtime as found for the compiled table (or the newest one).
+void prefer_debug_offsets(const Target& target, const Layout* compiled,
+                          const std::optional<RuntimeLocation>& located, ProcessStacks& result) {
   if (result.version.major < 3 || (result.version.major == 3 && result.version.minor < 13)) return;
-  const Layout* locating = compiled ? compiled : newest_layout(result.version.free_threaded);
-  if (!locating) return;
   std::optional<uint64_t> runtime;
-  if (auto located = locate_runtime(target, *locating)) runtime = located->address;
+  if (located) runtime = located->address;
   if (!runtime) runtime = find_debug_offsets_cookie(target);
   if (!runtime) return;
   auto offsets = read_debug_offsets(target.memory(), *runtime);
@@ -207,15 +214,22 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
     result.layout = std::shared_ptr<const Layout>(std::shared_ptr<const Layout>(), compiled);
     result.layout_source = "compiled table";
   }
-  if (!options.forced_version) prefer_debug_offsets(target, compiled, result);
+  // Finding the runtime can mean searching the data: once, with the table at hand (or the newest
+  // of its kind, for a version newer than every table).
+  const Layout* locating = compiled ? compiled : newest_layout(version.free_threaded);
+  std::optional<RuntimeLocation> located;
+  if (locating) located = locate_runtime(target, *locating);
+  if (!options.forced_version) prefer_debug_offsets(target, compiled, located, result);
   if (!result.layout) {
     return make_error(ErrorKind::kUnsupported,
                       fmt::format("no layout table for Python {} (found by {}); known: {}",
-                                  version.text(), result.version_source, known_versions()));
+                                  version.text(), result.version_source, layout_names()));
   }
   const Layout& layout = *result.layout;
 
-  auto fit = check_layout(target, layout);
+  const bool same_runtime = locating && locating->runtime.symbol == layout.runtime.symbol &&
+                            locating->runtime.interpreters_head == layout.runtime.interpreters_head;
+  auto fit = check_layout(target, layout, same_runtime ? located : std::nullopt);
   if (!fit) return layout_error(target, layout, result.version_source, fit.error());
   result.runtime_address = fit->runtime;
   if (!fit->runtime_found_by.starts_with("symbol"))
@@ -227,6 +241,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   fill_lwps_from_thread_pointers(target, result.threads);
+  result.threads_without_python = threads_without_python(target, result.threads);
   name_threads(target.memory(), layout, result.threads);
   if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;

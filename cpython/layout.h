@@ -102,7 +102,6 @@ struct FrameLayout {
   int32_t code = kAbsent;         // f_code / f_executable
   int32_t previous = kAbsent;     // f_back / previous
   int32_t instruction = kAbsent;  // f_lasti / prev_instr / instr_ptr
-  int32_t line_number = kAbsent;  // f_lineno, used when the frame is being traced (up to 3.10)
   int32_t owner = kAbsent;        // char owner (3.11 on)
   int32_t is_entry = kAbsent;     // bool is_entry (3.11 only; 3.12 uses an owner value instead)
   int32_t localsplus = kAbsent;   // first slot of locals + cells + stack
@@ -129,7 +128,6 @@ struct CodeLayout {
   int32_t qualname = kAbsent;        // 3.11 on; earlier versions have co_name only
   int32_t first_line = kAbsent;      // int co_firstlineno
   int32_t line_table = kAbsent;      // bytes: co_lnotab / co_linetable
-  int32_t code_bytes = kAbsent;      // bytes object co_code (up to 3.10)
   int32_t code_adaptive = kAbsent;   // bytecode stored inline in the code object (3.11 on)
   int32_t thread_local_bytecode = kAbsent;  // co_tlbc: { Py_ssize_t size; char *entries[] }
   bool lnotab_signed = true;         // co_lnotab line increments are signed from 3.6 on
@@ -171,6 +169,9 @@ struct VariablesLayout {
   IntModel int_model = IntModel::kSignedSize;
   int32_t int_size = 16;       // ob_size or lv_tag
   int32_t int_digits = 24;     // ob_digit
+  // Python 2 has two integer types: `long` stores digits like 3's int, `int` (PyIntObject) a
+  // C long at this offset. kAbsent where int is the only integer type.
+  int32_t machine_int_value = kAbsent;
   uint8_t int_digit_bits = 30;
   DictModel dict_model = DictModel::kKeysLog2;
   int32_t dict_used = 16;      // ma_used
@@ -207,6 +208,9 @@ struct Layout {
   // PyEval_EvalFrameEx in 2.7, _PyEval_EvalFrameDefault from 3.6 on.
   std::string_view eval_loop_function = "_PyEval_EvalFrameDefault";
   std::string_view source_tag;  // the CPython tag whose headers this table was read from
+  // threading.Thread's attribute holding its name: Python 2's threading.py spells it `__name`,
+  // which the compiler mangles to `_Thread__name`.
+  std::string_view thread_name_attribute = "_name";
   int major = 0;
   int minor = 0;
   bool free_threaded = false;

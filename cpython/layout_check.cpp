@@ -1,7 +1,6 @@
 #include "cpython/layout_check.h"
 
 #include "cpython/layouts/all_layouts.h"
-#include "cpython/runtime_locator.h"
 #include "cpython/stack_walker.h"
 
 namespace hangpy::cpython {
@@ -11,9 +10,10 @@ constexpr size_t kThreadsChecked = 8;  // enough to tell; cheap on a process wit
 
 }  // namespace
 
-Expected<LayoutFit> check_layout(const Target& target, const Layout& layout) {
+Expected<LayoutFit> check_layout(const Target& target, const Layout& layout,
+                                 const std::optional<RuntimeLocation>& located) {
   const AddressSpace& memory = target.memory();
-  auto location = locate_runtime(target, layout);
+  auto location = located ? located : locate_runtime(target, layout);
   if (!location) {
     return make_error(ErrorKind::kNotFound,
                       fmt::format("the symbol {} is in no mapped file, and a search of the data "

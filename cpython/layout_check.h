@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cpython/layout.h"
+#include "cpython/runtime_locator.h"
 #include "cpython/target.h"
 
 namespace hangpy::cpython {
@@ -19,8 +21,10 @@ struct LayoutFit {
 };
 
 // Errors: kNotFound (no runtime symbol, no interpreter yet) and kCorrupt (the layout does not fit,
-// with the first reason found).
-Expected<LayoutFit> check_layout(const Target& target, const Layout& layout);
+// with the first reason found). `located`: where the runtime was already found for a layout with
+// the same runtime symbol (finding it may mean a search of the data: done once per analysis).
+Expected<LayoutFit> check_layout(const Target& target, const Layout& layout,
+                                 const std::optional<RuntimeLocation>& located = std::nullopt);
 
 // The names of every compiled layout that fits the target ("3.11"), for the mismatch message.
 std::vector<std::string> fitting_layouts(const Target& target);

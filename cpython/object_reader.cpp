@@ -81,10 +81,10 @@ Expected<ObjectReader::IntDigits> ObjectReader::read_int_digits(uint64_t object,
 }
 
 Expected<uint64_t> ObjectReader::read_uint64(uint64_t object) const {
-  if (layout_.major == 2) {
-    // Python 2's int holds a C long right after the header; its long is digits like 3's.
+  if (layout_.variables.machine_int_value != kAbsent) {
     auto type = type_name(object);
-    if (type && *type == "int") return read_value<uint64_t>(memory_, object + layout_.variables.int_size);
+    if (type && *type == "int")
+      return read_value<uint64_t>(memory_, object + layout_.variables.machine_int_value);
   }
   auto number = read_int_digits(object, 64 / layout_.variables.int_digit_bits + 1);
   if (!number) return std::unexpected(number.error());

@@ -74,7 +74,7 @@ std::string ObjectRepr::repr_at_depth(uint64_t object, int depth) const {
 }
 
 std::string ObjectRepr::repr_int(uint64_t object) const {
-  if (objects_.layout().major == 2) {
+  if (objects_.layout().variables.machine_int_value != kAbsent) {
     // Python 2's int is a C long; its long is digits like 3's.
     auto type = objects_.type_name(object);
     if (type && *type != "long") {

@@ -150,6 +150,9 @@ Expected<StackWalker::RawFrame> StackWalker::read_raw_frame(uint64_t frame) cons
       return raw;
     }
   }
+  // Up to 3.10 each Python call recursed into the eval loop with its own frame object, so every
+  // frame is the outermost of its call (the inlined calls of 3.11, bpo-45256, ended that).
+  if (f.model == FrameModel::kFrameObject) raw.is_entry = true;
   if (f.is_entry != kAbsent) {
     auto entry = read_field<uint8_t>(memory_, frame, f.is_entry);
     if (!entry) return std::unexpected(entry.error());

@@ -51,6 +51,10 @@ struct ProcessStacks {
   std::string layout_source;    // "compiled table" or "_Py_DebugOffsets (v3.13.0 schema)"
   uint64_t runtime_address = 0;
   std::vector<PythonThread> threads;
+  // The LWPs of the target's OS threads that run no Python (no thread state in any interpreter):
+  // NCCL, gloo, OpenMP workers and the like. nullopt when that cannot be told: the target lists
+  // no OS threads, or some Python thread's LWP is unknown.
+  std::optional<std::vector<int64_t>> threads_without_python;
   std::vector<std::string> warnings;  // problems: some of the process could not be read
   std::vector<std::string> notes;     // facts worth knowing that cost nothing (debug offsets)
   bool partial() const;  // some thread's chain ended on an error

@@ -28,6 +28,15 @@ struct MappedModule {
   uint64_t load_bias = 0;  // runtime address minus the ELF file's virtual address
 };
 
+// Facts about the process a target shows, for reports (the engine itself does not need them).
+struct ProcessInfo {
+  int64_t pid = 0;
+  std::string command;      // the command name (a core's pr_fname, /proc/PID/comm)
+  std::string arguments;    // the command line as the kernel kept it (a core's pr_psargs)
+  std::optional<int> signal;  // the signal that made the core (gcore records SIGSTOP, 19)
+  std::string executable;   // the main program's path (AT_EXECFN, or the first mapped file)
+};
+
 // A range of the target's memory.
 struct MemoryRange {
   uint64_t start = 0;

@@ -77,7 +77,7 @@ std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& 
   if (active == 0) return names;
   auto active_threads = containers.dict_items(active, kMaxThreadsNamed);
   if (!active_threads) return names;
-  const char* name_attribute = layout.major == 2 ? "_Thread__name" : "_name";
+  const std::string name_attribute(layout.thread_name_attribute);
   for (const auto& [ident_object, thread] : *active_threads) {
     auto ident = objects.read_uint64(ident_object);
     auto name_object = attributes.get(thread, name_attribute);

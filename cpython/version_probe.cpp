@@ -1,7 +1,8 @@
 #include "cpython/version_probe.h"
 
-#include <charconv>
 #include <regex>
+
+#include "base/parse_number.h"
 
 namespace hangpy::cpython {
 
@@ -17,10 +18,15 @@ std::optional<PythonVersion> parse_version(std::string_view text) {
   static const std::regex kPattern(R"(^(\d+)\.(\d+)(?:\.(\d+))?(t?)$)");
   std::match_results<std::string_view::const_iterator> match;
   if (!std::regex_match(text.begin(), text.end(), match, kPattern)) return std::nullopt;
+  // The numbers can be anything a user typed or a corrupt core holds: out of range is no version.
+  auto major = parse_decimal<int>(match[1].str());
+  auto minor = parse_decimal<int>(match[2].str());
+  auto micro = match[3].matched ? parse_decimal<int>(match[3].str()) : std::optional<int>(-1);
+  if (!major || !minor || !micro) return std::nullopt;
   PythonVersion version;
-  version.major = std::stoi(match[1].str());
-  version.minor = std::stoi(match[2].str());
-  if (match[3].matched) version.micro = std::stoi(match[3].str());
+  version.major = *major;
+  version.minor = *minor;
+  version.micro = *micro;
   version.free_threaded = match[4].length() > 0;
   return version;
 }
@@ -31,9 +37,12 @@ std::optional<PythonVersion> version_from_file_name(std::string_view path) {
   static const std::regex kPattern(R"(^(?:lib)?python(\d)\.(\d+)(t?)(?:d|m|dm|tm|td)?(?:\.so.*|$))");
   std::smatch match;
   if (!std::regex_search(name, match, kPattern)) return std::nullopt;
+  auto major = parse_decimal<int>(match[1].str());
+  auto minor = parse_decimal<int>(match[2].str());
+  if (!major || !minor) return std::nullopt;
   PythonVersion version;
-  version.major = std::stoi(match[1].str());
-  version.minor = std::stoi(match[2].str());
+  version.major = *major;
+  version.minor = *minor;
   version.free_threaded = match[3].length() > 0;
   return version;
 }

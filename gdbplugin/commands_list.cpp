@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/parse_number.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/python_error.h"
 #include "gdbplugin/selected_frame.h"
@@ -28,17 +29,18 @@ LineRange parse_range(std::string_view argument) {
   static const std::regex kStartEnd(R"(^\s*(\d+)\s*,\s*(\d+)\s*$)");
   std::string text(argument);
   std::smatch match;
-  try {
-    if (text.find_first_not_of(" \t") == std::string::npos) return {};
-    if (std::regex_match(text, match, kStart)) {
-      int first = std::stoi(match[1].str());
-      return {first, first + kLinesFromStart};
-    }
-    if (std::regex_match(text, match, kStartEnd))
-      return {std::stoi(match[1].str()), std::stoi(match[2].str())};
-  } catch (const std::out_of_range&) {
-    throw UserError("py-list: line number out of range");
+  if (text.find_first_not_of(" \t") == std::string::npos) return {};
+  auto line_number = [](const std::ssub_match& digits) {
+    // Leave room for first + kLinesFromStart.
+    auto value = parse_decimal<int>(digits.str());
+    if (!value || *value > (1 << 30)) throw UserError("py-list: line number out of range");
+    return *value;
+  };
+  if (std::regex_match(text, match, kStart)) {
+    int first = line_number(match[1]);
+    return {first, first + kLinesFromStart};
   }
+  if (std::regex_match(text, match, kStartEnd)) return {line_number(match[1]), line_number(match[2])};
   throw UserError("usage: py-list [START | START,END]");
 }
 

@@ -2,13 +2,11 @@
 
 namespace hangpy::gdbplugin {
 
-std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread,
-                                         const cpython::Layout& layout) {
+std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread) {
   std::vector<FrameRange> groups;
-  bool one_frame_per_call = layout.frame.model == cpython::FrameModel::kFrameObject;
   size_t begin = 0;
   for (size_t i = 0; i < thread.frames.size(); ++i) {
-    if (one_frame_per_call || thread.frames[i].is_entry) {
+    if (thread.frames[i].is_entry) {
       groups.push_back({begin, i + 1});
       begin = i + 1;
     }

@@ -1,13 +1,13 @@
 // Which Python frames each call of the eval loop (_PyEval_EvalFrameDefault) runs, so that the
 // Python frames can stand in the native stack where that call is. From 3.11 one eval-loop call
 // runs Python-to-Python calls inline: its frames go from the innermost one out to the frame
-// marked is_entry. Before 3.11 every Python frame has its own eval-loop call.
+// marked is_entry. Before 3.11 every Python frame has its own eval-loop call, and the walker
+// marks each one is_entry.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "cpython/layout.h"
 #include "cpython/stacks.h"
 
 namespace hangpy::gdbplugin {
@@ -19,7 +19,6 @@ struct FrameRange {
 };
 
 // One range per eval-loop call, innermost call first.
-std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread,
-                                         const cpython::Layout& layout);
+std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread);
 
 }  // namespace hangpy::gdbplugin

@@ -36,17 +36,40 @@ nlohmann::json thread_to_json(const cpython::PythonThread& thread) {
 
 }  // namespace
 
-nlohmann::json stacks_to_json(const cpython::ProcessStacks& stacks) {
+nlohmann::json process_document(const AnalysedInput& input, const cpython::ProcessStacks& stacks) {
   nlohmann::json threads = nlohmann::json::array();
   for (const auto& thread : stacks.threads) threads.push_back(thread_to_json(thread));
+  nlohmann::json without_python = nullptr;
+  if (stacks.threads_without_python) {
+    without_python = nlohmann::json::array();
+    for (int64_t lwp : *stacks.threads_without_python)
+      without_python.push_back({{"native_thread_id", lwp}});
+  }
+  const cpython::ProcessInfo& process = input.process;
+  std::vector<std::string> warnings = input.warnings;
+  warnings.insert(warnings.end(), stacks.warnings.begin(), stacks.warnings.end());
   return {
-      {"python_version", stacks.version.text()},
-      {"version_source", stacks.version_source},
-      {"layout", stacks.layout ? std::string(stacks.layout->name) : std::string()},
-      {"layout_source_tag", stacks.layout ? std::string(stacks.layout->source_tag) : std::string()},
-      {"layout_source", stacks.layout_source},
+      {"hangpy_version", HANGPY_VERSION},
+      {"core", input.core},
+      {"process",
+       {
+           {"pid", process.pid},
+           {"command", process.command},
+           {"arguments", process.arguments},
+           {"executable", process.executable},
+           {"signal", process.signal ? nlohmann::json(*process.signal) : nlohmann::json(nullptr)},
+           {"python_version", stacks.version.text()},
+           {"version_source", stacks.version_source},
+           {"layout", stacks.layout ? std::string(stacks.layout->name) : std::string()},
+           {"layout_source", stacks.layout_source},
+           {"layout_source_tag",
+            stacks.layout ? std::string(stacks.layout->source_tag) : std::string()},
+           {"modules", input.modules},
+       }},
+      {"warnings", std::move(warnings)},
       {"notes", stacks.notes},
       {"threads", std::move(threads)},
+      {"threads_without_python", std::move(without_python)},
   };
 }
 

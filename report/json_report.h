@@ -1,13 +1,26 @@
-// The JSON form of a process's stacks; the schema is documented in docs/json-schema.md.
+// The JSON document `coreanalyze --json` prints; the schema is documented in docs/json-schema.md.
+// This file owns its whole shape: shells hand over what they know and print the result.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cpython/stacks.h"
+#include "cpython/target.h"
 
 namespace hangpy::report {
 
-// Threads with frames outermost first (traceback order), as documented.
-nlohmann::json stacks_to_json(const cpython::ProcessStacks& stacks);
+// What a shell knows of the analysed process besides its stacks.
+struct AnalysedInput {
+  std::string core;                   // the input as the user named it
+  cpython::ProcessInfo process;
+  std::vector<std::string> modules;   // the mapped files, as the target records them
+  std::vector<std::string> warnings;  // the target's own problems (missing files, truncation)
+};
+
+// The whole document: threads with frames outermost first (traceback order), as documented.
+nlohmann::json process_document(const AnalysedInput& input, const cpython::ProcessStacks& stacks);
 
 }  // namespace hangpy::report

@@ -66,6 +66,18 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   return text;
 }
 
+std::string format_threads_without_python(const cpython::ProcessStacks& stacks) {
+  if (!stacks.threads_without_python || stacks.threads_without_python->empty()) return {};
+  constexpr size_t kMaxListed = 32;  // a job with hundreds of OpenMP threads stays one line
+  const std::vector<int64_t>& lwps = *stacks.threads_without_python;
+  std::string listed;
+  for (size_t i = 0; i < lwps.size() && i < kMaxListed; ++i)
+    listed += fmt::format("{}{}", i == 0 ? "" : ", ", lwps[i]);
+  if (lwps.size() > kMaxListed) listed += fmt::format(" and {} more", lwps.size() - kMaxListed);
+  return fmt::format("{} other thread{} run{} no Python: LWP {}\n", lwps.size(),
+                     lwps.size() == 1 ? "" : "s", lwps.size() == 1 ? "s" : "", listed);
+}
+
 std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
                            const TextStyle& style) {
   std::string text;
@@ -74,7 +86,7 @@ std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* s
     text += format_traceback(thread, sources, style);
     text += "\n";
   }
-  return text;
+  return text + format_threads_without_python(stacks);
 }
 
 }  // namespace hangpy::report

@@ -22,7 +22,11 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
 // The thread's header line: thread id, LWP, name, GIL.
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style);
 
-// Every thread: header, traceback, blank line.
+// "5 other threads run no Python: LWP 12, 13, ..." (one line), or nothing when there are none
+// or it cannot be told.
+std::string format_threads_without_python(const cpython::ProcessStacks& stacks);
+
+// Every thread: header, traceback, blank line; then the threads that run no Python.
 std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
                            const TextStyle& style);
 

@@ -38,4 +38,13 @@ const Layout* find_layout(std::string_view name) {
   return nullptr;
 }
 
+std::string layout_names() {
+  std::string names;
+  for (const Layout* layout : all_layouts()) {
+    if (!names.empty()) names += ", ";
+    names += layout->name;
+  }
+  return names;
+}
+
 }  // namespace hangpy::cpython

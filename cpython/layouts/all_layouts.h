@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "cpython/layout.h"
@@ -31,5 +32,8 @@ std::span<const Layout* const> all_layouts();
 // The table for "3.11" or "3.13t"; nullptr when there is none.
 const Layout* find_layout(int major, int minor, bool free_threaded);
 const Layout* find_layout(std::string_view name);
+
+// "2.7, 3.6, ..., 3.14t": the names of every table, for messages that say what exists.
+std::string layout_names();
 
 }  // namespace hangpy::cpython

@@ -48,11 +48,9 @@ extern const Layout kPython27 = [] {
   layout.frame.code = 32;          // f_code
   layout.frame.previous = 24;      // f_back
   layout.frame.instruction = 120;  // f_lasti
-  layout.frame.line_number = 124;  // f_lineno
   layout.frame.localsplus = 376;   // f_localsplus
 
   layout.code.line_table_kind = LineTableKind::kLnotab;
-  layout.code.code_bytes = 32;  // co_code (a str)
   layout.code.filename = 80;
   layout.code.name = 88;
   layout.code.first_line = 96;
@@ -63,6 +61,7 @@ extern const Layout kPython27 = [] {
   layout.bytes.data = 36;  // PyStringObject.ob_sval, after ob_shash and int ob_sstate
 
   layout.string.model = StringModel::kBytes;
+  layout.thread_name_attribute = "_Thread__name";  // threading.py's `self.__name`, mangled
   layout.string.length = 16;      // ob_size
   layout.string.bytes_data = 36;  // ob_sval
   layout.eval_loop_function = "PyEval_EvalFrameEx";
@@ -76,6 +75,7 @@ extern const Layout kPython27 = [] {
   layout.variables.code_local_names = 56;  // co_varnames, then cells, then free variables
   layout.variables.code_cell_names = 72;
   layout.variables.code_free_names = 64;
+  layout.variables.machine_int_value = 16;  // PyIntObject.ob_ival (a long)
   layout.variables.dict_model = DictModel::kOpenTable;
   layout.variables.dict_used = 24;
   layout.variables.dict_values = 32;  // ma_mask

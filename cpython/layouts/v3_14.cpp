@@ -56,7 +56,7 @@ extern const Layout kPython314 = [] {
   layout.frame.owner_by_generator = 1;
   layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_interpreter = 3;
-  layout.frame.owner_by_c_stack = 3;  // the frames to skip are the interpreter-owned entry frames
+  layout.frame.owner_by_c_stack = 4;  // in the enum, though the 3.14 runtime never sets it
 
   layout.code.line_table_kind = LineTableKind::kLocationTable;
   layout.code.first_line = 68;
@@ -77,6 +77,7 @@ extern const Layout kPython314 = [] {
   layout.variables.frame_globals = 24;
   layout.variables.frame_builtins = 32;
   layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.tuple_items = 32;  // ob_item follows the cached Py_hash_t ob_hash (new in 3.14)
   layout.variables.int_model = IntModel::kLvTag;
   layout.variables.dict_model = DictModel::kKeysLog2;
   layout.variables.keys_size = 8;  // dk_log2_size

@@ -35,12 +35,10 @@ extern const Layout kPython37 = [] {
   layout.frame.code = 32;          // f_code
   layout.frame.previous = 24;      // f_back
   layout.frame.instruction = 104;  // f_lasti
-  layout.frame.line_number = 108;  // f_lineno
   layout.frame.localsplus = 360;   // f_localsplus
 
   layout.code.line_table_kind = LineTableKind::kLnotab;
   layout.code.first_line = 36;
-  layout.code.code_bytes = 40;  // co_code
   layout.code.filename = 96;
   layout.code.name = 104;
   layout.code.line_table = 112;  // co_lnotab

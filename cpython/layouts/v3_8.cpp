@@ -36,12 +36,10 @@ extern const Layout kPython38 = [] {
   layout.frame.code = 32;          // f_code
   layout.frame.previous = 24;      // f_back
   layout.frame.instruction = 104;  // f_lasti
-  layout.frame.line_number = 108;  // f_lineno
   layout.frame.localsplus = 360;   // f_localsplus
 
   layout.code.line_table_kind = LineTableKind::kLnotab;
   layout.code.first_line = 40;  // after co_posonlyargcount (new in 3.8)
-  layout.code.code_bytes = 48;  // co_code
   layout.code.filename = 104;
   layout.code.name = 112;
   layout.code.line_table = 120;  // co_lnotab

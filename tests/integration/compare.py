@@ -54,7 +54,25 @@ def _compare_code_details(ident, truth_thread, found_frames):
     return problems
 
 
-def _compare_thread(ident, truth_thread, found_thread):
+def _every_frame_is_an_eval_call(version):
+    """Before 3.11 each Python call recursed into the eval loop (3.11 inlined them, bpo-45256)."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) < (3, 11)
+
+
+def _compare_entry_flags(ident, version, found_frames):
+    """is_entry: every frame before 3.11; on every version the outermost frame, which C called."""
+    problems = []
+    every_frame = _every_frame_is_an_eval_call(version)
+    for index, got in enumerate(found_frames):
+        if (every_frame or index == 0) and got.get("is_entry") is not True:
+            problems.append("thread %s frame %d (outermost is 0): is_entry %r, want true on %s"
+                            % (ident, index, got.get("is_entry"), version))
+            break
+    return problems
+
+
+def _compare_thread(ident, truth_thread, found_thread, version):
     problems = []
     if found_thread.get("error") is not None:
         problems.append("thread %s: error %r" % (ident, found_thread["error"]))
@@ -63,7 +81,8 @@ def _compare_thread(ident, truth_thread, found_thread):
         want, got = truth_thread.get(truth_key), found_thread.get(found_key)
         if want is not None and got is not None and want != got:
             problems.append("thread %s: %s %r, want %r" % (ident, found_key, got, want))
-    return problems + _compare_frames(ident, truth_thread, found_thread)
+    problems += _compare_frames(ident, truth_thread, found_thread)
+    return problems + _compare_entry_flags(ident, version, found_thread.get("frames") or [])
 
 
 def compare_json(truth, report):
@@ -84,7 +103,7 @@ def compare_json(truth, report):
     for ident in sorted(set(found) - set(truth["threads"])):
         problems.append("thread %s reported by coreanalyze is not in the ground truth" % ident)
     for ident in sorted(set(truth["threads"]) & set(found)):
-        problems += _compare_thread(ident, truth["threads"][ident], found[ident])
+        problems += _compare_thread(ident, truth["threads"][ident], found[ident], truth["version"])
     return problems
 
 

@@ -1,7 +1,10 @@
-// _Py_DebugOffsets read from a real 3.13 process (a committed snapshot of pyenv's 3.13.0), checked
-// against our compiled 3.13 table; validation tested on that same memory with one field broken.
+// _Py_DebugOffsets read from real processes (committed snapshots of the corpus), checked against
+// our compiled tables: every table of 3.13 on must agree with the offsets each real process of its
+// version states. Validation is tested on a 3.13 snapshot with one field broken.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -95,6 +98,47 @@ TEST_F(DebugOffsetsOf313, MissingCookieIsNotFound) {
   auto result = read_debug_offsets(no_cookie, runtime_);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, ErrorKind::kNotFound);
+}
+
+// Every snapshot in the corpus whose process states its offsets: the compiled table of that version
+// must say the same, field by field (a wrong table would otherwise only show as a note at run
+// time, as tuple.ob_item of 3.14 once did).
+TEST(DebugOffsetsOfTheCorpus, EveryCompiledTableAgreesWithItsRealProcesses) {
+  const auto corpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
+  if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
+  std::set<std::string> compared;
+  const auto core = std::filesystem::temp_directory_path() / "hangpy-test-offsets.core";
+  for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+    const auto source = entry.path() / "deadlock.core.zst";
+    if (!std::filesystem::exists(source)) continue;
+    std::string command = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    coreanalyze::CoreOptions options;
+    options.core_path = core.string();
+    auto target = coreanalyze::CoreTarget::open(options);
+    ASSERT_TRUE(target) << source << ": " << target.error().describe();
+    auto runtime = (*target)->find_symbol("_PyRuntime");
+    if (!runtime) continue;  // 2.7 and 3.6 have no _PyRuntime
+    auto offsets = read_debug_offsets((*target)->memory(), *runtime);
+    if (!offsets) continue;  // before 3.13: no _Py_DebugOffsets
+    const int major = static_cast<int>(offsets->version_hex >> 24);
+    const int minor = static_cast<int>((offsets->version_hex >> 16) & 0xff);
+    const Layout* compiled = find_layout(major, minor, offsets->free_threaded);
+    ASSERT_NE(compiled, nullptr) << source << ": no table for its version";
+    std::vector<std::string> differences;
+    layout_from_debug_offsets(*offsets, *compiled, differences);
+    EXPECT_TRUE(differences.empty())
+        << source << ": the " << compiled->name << " table differs: " << differences.front();
+    compared.insert(std::string(compiled->name));
+  }
+  std::filesystem::remove(core);
+  // Every table of a version that publishes its offsets has a real process in the corpus.
+  for (const Layout* layout : all_layouts()) {
+    if (layout->major == 3 && layout->minor >= 13) {
+      EXPECT_TRUE(compared.contains(std::string(layout->name)))
+          << "no corpus snapshot checks the " << layout->name << " table";
+    }
+  }
 }
 
 }  // namespace

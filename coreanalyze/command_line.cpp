@@ -1,0 +1,153 @@
+#include "coreanalyze/command_line.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "coreanalyze/exit_codes.h"
+#include "cpython/layouts/all_layouts.h"
+#include "cpython/version_probe.h"
+
+namespace po = boost::program_options;
+
+namespace hangpy::coreanalyze {
+namespace {
+
+std::vector<std::string> split_path_list(const std::string& list) {
+  std::vector<std::string> parts;
+  std::stringstream stream(list);
+  for (std::string part; std::getline(stream, part, ':');)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+po::options_description visible_options() {
+  po::options_description options("Options");
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("exe", po::value<std::string>()->value_name("PATH"),
+       "the executable that produced the core, if not where the core says")
+      ("sysroot", po::value<std::string>()->value_name("DIR"),
+       "find the core's files under DIR (a copy of the machine's root)")
+      ("lib-path", po::value<std::string>()->value_name("DIRS"),
+       "also look for the core's files by name in these directories (DIR:DIR:...)")
+      ("python", po::value<std::string>()->value_name("X.Y"),
+       "use the layout of this Python version (X.Y, or X.Yt for free-threaded builds) instead "
+       "of detecting it")
+      ("json", "print JSON (schema: docs/json-schema.md)")
+      ("snapshot", po::value<std::string>()->value_name("FILE"),
+       "also write a small self-contained core to FILE: only what this analysis read, no "
+       "binaries needed")
+      ("no-color", "never color the text output (so does a non-empty NO_COLOR variable)");
+  return options;
+}
+
+void print_usage(std::ostream& out, const po::options_description& options) {
+  out << "Usage: coreanalyze CORE [options]\n"
+         "Prints every thread's Python stack from a core of a CPython process.\n"
+         "CORE may be - to read the core from standard input (a file or a pipe).\n\n"
+      << options << "\n" << kExitCodesHelp;
+}
+
+// A usage error about a path option: one line naming the option, the path and the system error.
+std::optional<int> check_directory(const char* option, const std::string& path) {
+  struct stat status{};
+  if (stat(path.c_str(), &status) != 0) {
+    fmt::print(stderr, "coreanalyze: {} {}: {}\n", option, path, std::strerror(errno));
+    return kExitUsage;
+  }
+  if (!S_ISDIR(status.st_mode)) {
+    fmt::print(stderr, "coreanalyze: {} {}: not a directory\n", option, path);
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> check_paths(const CoreOptions& core) {
+  if (!core.sysroot.empty()) {
+    if (auto failed = check_directory("--sysroot", core.sysroot)) return failed;
+  }
+  for (const std::string& directory : core.lib_paths) {
+    if (auto failed = check_directory("--lib-path", directory)) return failed;
+  }
+  if (core.executable && access(core.executable->c_str(), R_OK) != 0) {
+    fmt::print(stderr, "coreanalyze: --exe {}: {}\n", *core.executable, std::strerror(errno));
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> parse_python(const std::string& text, CommandLine& line) {
+  line.python = cpython::parse_version(text);
+  if (!line.python) {
+    fmt::print(stderr, "coreanalyze: --python takes X.Y or X.Yt (like 3.11 or 3.13t), not '{}'\n",
+               text);
+    return kExitUsage;
+  }
+  if (!cpython::find_layout(line.python->major, line.python->minor, line.python->free_threaded)) {
+    fmt::print(stderr, "coreanalyze: --python {}: there is no such layout; layouts: {}\n", text,
+               cpython::layout_names());
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+// no-color.org: a NO_COLOR variable that is present and not empty turns color off.
+bool color_wanted(const po::variables_map& vm) {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (vm.count("no-color") || (no_color != nullptr && *no_color != '\0')) return false;
+  return isatty(STDOUT_FILENO) != 0;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) {
+  po::options_description visible = visible_options();
+  po::options_description all;
+  all.add(visible).add_options()("core", po::value<std::string>());
+  po::positional_options_description positional;
+  positional.add("core", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& error) {
+    fmt::print(stderr, "coreanalyze: {} (see --help)\n", error.what());
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    print_usage(std::cout, visible);
+    return kExitSuccess;
+  }
+  if (vm.count("version")) {
+    fmt::print("coreanalyze (hangpy) {}\n", HANGPY_VERSION);
+    return kExitSuccess;
+  }
+  if (!vm.count("core")) {
+    fmt::print(stderr, "coreanalyze: no core file given (usage: coreanalyze CORE [options])\n");
+    return kExitUsage;
+  }
+  line.core.core_path = vm["core"].as<std::string>();
+  if (vm.count("exe")) line.core.executable = vm["exe"].as<std::string>();
+  if (vm.count("sysroot")) line.core.sysroot = vm["sysroot"].as<std::string>();
+  if (vm.count("lib-path")) line.core.lib_paths = split_path_list(vm["lib-path"].as<std::string>());
+  if (auto failed = check_paths(line.core)) return failed;
+  if (vm.count("python")) {
+    if (auto failed = parse_python(vm["python"].as<std::string>(), line)) return failed;
+  }
+  if (vm.count("snapshot")) line.snapshot_path = vm["snapshot"].as<std::string>();
+  line.json = vm.count("json") > 0;
+  line.color = color_wanted(vm);
+  return std::nullopt;
+}
+
+}  // namespace hangpy::coreanalyze

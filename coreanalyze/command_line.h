@@ -1,0 +1,24 @@
+// coreanalyze's command line: options, their checks, and the help text.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "coreanalyze/core_target.h"
+#include "cpython/stacks.h"
+
+namespace hangpy::coreanalyze {
+
+struct CommandLine {
+  CoreOptions core;  // core_path "-" means standard input
+  std::optional<cpython::PythonVersion> python;
+  std::optional<std::string> snapshot_path;
+  bool json = false;
+  bool color = false;
+};
+
+// Parses and checks argv. Returns the exit code when the program should stop right away (help,
+// version, or a usage error, which it has already reported in one line on stderr).
+std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line);
+
+}  // namespace hangpy::coreanalyze
