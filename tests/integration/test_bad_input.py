@@ -4,9 +4,14 @@
   test_bad_input.py --coreanalyze build/bin/coreanalyze
 
 Exit codes of coreanalyze: 2 usage, 3 unreadable input / not a core, 4 no Python interpreter
-found, 5 partial result. The cases that need a real core take one of the deadlock program under
-Debian's /usr/bin/python3.11 and are skipped when that interpreter is missing.
+found, 5 partial result, 7 snapshot not written, 8 truncated core, 9 a binary is not the core's.
+Most cases use a snapshot core of the corpus (any machine); the cases that need a real core take one
+of the deadlock program under Debian's /usr/bin/python3.11 and are skipped when that interpreter is
+missing.
 """
+import hashlib
+import pty
+import select
 import argparse
 import os
 import shutil
@@ -23,12 +28,16 @@ REAL_CORE_INTERPRETER = "debian-3.11"
 TIMEOUT = 120
 
 
+CORPUS_CORE = os.path.join(REPO, "tests", "corpus", "debian-3.11", "deadlock.core.zst")
+
+
 class Run(object):
-    def __init__(self, argv):
+    def __init__(self, argv, stdin=subprocess.DEVNULL, env=None):
         result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                timeout=TIMEOUT)
+                                stdin=stdin, timeout=TIMEOUT, env=env)
         self.argv = argv
         self.code = result.returncode
+        self.stdout = result.stdout.decode("utf-8", "replace")
         self.stderr_lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
 
     def describe(self):
@@ -47,6 +56,135 @@ def expect(run, codes, one_line):
     if problems:
         problems.append(run.describe())
     return problems
+
+
+def first_line_starts(run, prefix):
+    if not run.stderr_lines or not run.stderr_lines[0].startswith(prefix):
+        return ["want the first stderr line to start %r" % prefix, run.describe()]
+    return []
+
+
+def digest(path):
+    with open(path, "rb") as stream:
+        return hashlib.sha256(stream.read()).hexdigest()
+
+
+def run_on_a_terminal(argv, env):
+    """stdout of argv run with a pseudo-terminal as its stdout (where color is on by default)."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(argv, stdout=follower, stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    output = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], TIMEOUT)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        output += chunk
+    process.wait(timeout=TIMEOUT)
+    os.close(leader)
+    return output.decode("utf-8", "replace")
+
+
+def snapshot_checks(coreanalyze, workdir):
+    """(name, problems) of the cases a corpus snapshot core can show on any machine."""
+    core = os.path.join(workdir, "snapshot.core")
+    subprocess.run(["zstd", "-q", "-d", "-f", CORPUS_CORE, "-o", core], check=True)
+    original = digest(core)
+    reference = Run([coreanalyze, core])
+    checks = [("snapshot core reads", expect_success(reference))]
+
+    def refuses_to_overwrite(name, target):
+        run = Run([coreanalyze, core, "--snapshot", target])
+        problems = expect(run, (7,), True)
+        if digest(core) != original:
+            problems.append("the input core was changed")
+        if run.stdout != reference.stdout:
+            problems.append("the stacks were not printed as without --snapshot")
+        checks.append((name, problems))
+
+    refuses_to_overwrite("--snapshot onto the input core", core)
+    hard_link = os.path.join(workdir, "hard-link.core")
+    os.link(core, hard_link)
+    refuses_to_overwrite("--snapshot onto a hard link of the input", hard_link)
+    symlink = os.path.join(workdir, "symlink.core")
+    os.symlink(core, symlink)
+    refuses_to_overwrite("--snapshot onto a symlink to the input", symlink)
+
+    unwritable = os.path.join(workdir, "no-such-dir", "out.core")
+    run = Run([coreanalyze, core, "--snapshot", unwritable])
+    problems = expect(run, (7,), True)
+    if run.stderr_lines and "No such file or directory" not in run.stderr_lines[0]:
+        problems.append("want the system's reason in the message")
+    if run.stdout != reference.stdout:
+        problems.append("the stacks were not printed")
+    checks.append(("--snapshot into a missing directory", problems))
+
+    written = os.path.join(workdir, "written.core")
+    run = Run([coreanalyze, core, "--snapshot", written])
+    problems = expect_success(run)
+    if not problems and Run([coreanalyze, written]).stdout != reference.stdout:
+        problems.append("the written snapshot does not read the same")
+    leftovers = [name for name in os.listdir(workdir) if name.startswith(".written.core.")]
+    if leftovers:
+        problems.append("temporary files left: %s" % leftovers)
+    checks.append(("--snapshot to a new file", problems))
+
+    for size in (4096, 20000):
+        truncated = os.path.join(workdir, "truncated-%d.core" % size)
+        with open(core, "rb") as source, open(truncated, "wb") as sink:
+            sink.write(source.read(size))
+        run = Run([coreanalyze, truncated])
+        problems = expect(run, (8,), True) + first_line_starts(
+            run, "coreanalyze: the core is truncated at %d of " % size)
+        checks.append(("core truncated to %d bytes" % size, problems))
+
+    with open(core, "rb") as stream:
+        run = Run([coreanalyze, "-"], stdin=stream)
+    problems = expect_success(run)
+    if run.stdout != reference.stdout:
+        problems.append("'- < core' does not read as the file does")
+    checks.append(("core redirected to stdin", problems))
+    with open(core, "rb") as stream:
+        piped = subprocess.Popen(["cat"], stdin=stream, stdout=subprocess.PIPE)
+        run = Run([coreanalyze, "-"], stdin=piped.stdout)
+        piped.wait()
+    problems = expect_success(run)
+    if run.stdout != reference.stdout:
+        problems.append("a core piped to '-' does not read as the file does")
+    checks.append(("core piped to stdin", problems))
+    run = Run([coreanalyze, "-"])
+    checks.append(("empty stdin", expect(run, (3,), True) + (
+        [] if run.stderr_lines and "standard input" in run.stderr_lines[0]
+        else ["want the message to name standard input"])))
+
+    colored = run_on_a_terminal([coreanalyze, core], dict(os.environ, NO_COLOR=""))
+    plain = run_on_a_terminal([coreanalyze, core], dict(os.environ, NO_COLOR="1"))
+    flag = run_on_a_terminal([coreanalyze, core, "--no-color"], os.environ)
+    problems = []
+    if "\033[" not in colored:
+        problems.append("no color on a terminal (with an empty NO_COLOR)")
+    if "\033[" in plain:
+        problems.append("color on a terminal with NO_COLOR=1")
+    if "\033[" in flag:
+        problems.append("color on a terminal with --no-color")
+    checks.append(("NO_COLOR and --no-color", problems))
+
+    checks.append(("--python 3.12t names the layouts that exist",
+                   expect(Run([coreanalyze, core, "--python", "3.12t"]), (2,), True)
+                   + first_line_starts(Run([coreanalyze, core, "--python", "3.12t"]),
+                                       "coreanalyze: --python 3.12t: there is no such layout; "
+                                       "layouts: 2.7, ")))
+    return checks
+
+
+def expect_success(run):
+    return [] if run.code == 0 else ["want exit 0", run.describe()]
 
 
 def make_real_core(workdir):
@@ -79,6 +217,17 @@ def cases_without_core(coreanalyze, workdir):
         ("ELF executable given as core", [coreanalyze, "/bin/true"], (3,), True),
         ("nonexistent path", [coreanalyze, os.path.join(workdir, "no-such-core")], (3,), True),
         ("no arguments", [coreanalyze], (2,), False),
+        # Numbers too big for an int once ended coreanalyze with std::out_of_range (SIGABRT).
+        ("--python with a huge minor", [coreanalyze, empty, "--python", "3.99999999999"], (2,),
+         True),
+        ("--python with a huge major", [coreanalyze, empty, "--python", "99999999999999999999.1"],
+         (2,), True),
+        ("--python of no layout", [coreanalyze, empty, "--python", "3.99"], (2,), True),
+        ("--sysroot that does not exist", [coreanalyze, empty, "--sysroot", "/no/such/dir"], (2,),
+         True),
+        ("--lib-path that does not exist", [coreanalyze, empty, "--lib-path", "/tmp:/no/such/dir"],
+         (2,), True),
+        ("--exe that does not exist", [coreanalyze, empty, "--exe", "/no/such/python"], (2,), True),
     ]
 
 
@@ -86,9 +235,15 @@ def cases_with_core(coreanalyze, workdir, core):
     empty_sysroot = os.path.join(workdir, "empty-sysroot")
     os.mkdir(empty_sysroot)
     truncated = truncated_copy(core, os.path.join(workdir, "truncated.core"))
+    other_python = interpreters.resolve("pyenv-3.11")
+    other_executable = other_python.executable if other_python else "/bin/true"
     return [
         ("bad --python value", [coreanalyze, core, "--python", "not-a-version"], (2,), False),
-        ("truncated core", [coreanalyze, truncated], (3, 5), True),
+        # Half a real core: the first stacks may still read (5); when none does, the cause is
+        # the truncation (8), never "no interpreter" or "layout does not fit".
+        ("truncated core", [coreanalyze, truncated], (5, 8), False),
+        ("--exe of another build of Python", [coreanalyze, core, "--exe", other_executable], (9,),
+         True),
         ("binaries missing (empty --sysroot)", [coreanalyze, core, "--sysroot", empty_sysroot],
          (4, 5), True),
     ]
@@ -110,8 +265,22 @@ def main():
             print("SKIP cases that need a real core: %s is not installed" % REAL_CORE_INTERPRETER)
         else:
             cases += cases_with_core(args.coreanalyze, workdir, core)
-        for name, argv, codes, one_line in cases:
-            problems = expect(Run(argv), codes, one_line)
+        checks = [(name, expect(Run(argv), codes, one_line))
+                  for name, argv, codes, one_line in cases]
+        if shutil.which("zstd") and os.path.exists(CORPUS_CORE):
+            checks += snapshot_checks(args.coreanalyze, workdir)
+        else:
+            print("SKIP cases on a snapshot core: zstd or %s is missing" % CORPUS_CORE)
+        if core is not None:
+            run = Run([args.coreanalyze, truncated_copy(core, os.path.join(workdir, "half.core"))])
+            checks.append(("truncated core: the cause comes first",
+                           first_line_starts(run, "coreanalyze: ")
+                           + ([] if "truncated at" in "".join(run.stderr_lines[:1]) else
+                              ["want the truncation on the first line", run.describe()])))
+            run = Run([args.coreanalyze, core, "--exe", "/bin/true"])
+            checks.append(("--exe of another binary: the build-id comes first",
+                           first_line_starts(run, "coreanalyze: the build-id of /bin/true is ")))
+        for name, problems in checks:
             print("%-4s %s" % ("FAIL" if problems else "PASS", name))
             for problem in problems:
                 print("     " + problem)

@@ -4,12 +4,17 @@ corrupted at random (a fixed seed, so every run tries the same cores). Each run 
 within the time limit, with one of coreanalyze's own exit codes, never a signal: corrupt memory
 gives partial output or a one-line error, never a crash or an endless loop.
 
+Besides the random mutations, each core gets targeted ones: the version texts coreanalyze parses
+(sys.version in memory, libpython's file name in the NT_FILE note) rewritten with numbers too big
+for an int, which once ended coreanalyze with std::out_of_range.
+
 Exit status: 0 passed, 1 failed, 77 no corpus or no zstd.
 """
 import argparse
 import glob
 import os
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -54,6 +59,42 @@ def mutate(data, rng):
     return bytes(out)
 
 
+# sys.version's start ("3.8.18 (default, Nov 23 ..."): the space and the next two words become
+# digits, so that the micro version reads as 18 followed by ten nines or more.
+SYS_VERSION = re.compile(rb"(?<=[0-9]\.[0-9]\.)([0-9]{1,2})( \([a-z]+, [A-Za-z]{3})(?= )")
+# The interpreter's file names in NT_FILE ("/usr/bin/python3.11", ".../lib/libpython3.10.so.1.0"):
+# the last two components rewritten in place, same length, to "python3.999...9", so the name
+# parser meets a minor version of ten digits or more.
+PYTHON_FILE_NAME = re.compile(rb"[^/\0]+/(?:bin|lib)/(?:lib)?python[23]\.[0-9]+[^/\0]*(?=\0)")
+
+
+def overflowing_version_texts(data):
+    """(kind, copy) pairs: `data` with one version text given numbers too big for an int."""
+    copies = []
+    # Every copy of the text: the one the interpreter's sys dict holds is among them.
+    version = SYS_VERSION.sub(lambda match: match.group(1) + b"9" * len(match.group(2)), data)
+    if version != data:
+        copies.append(("sys.version", version))
+    names = PYTHON_FILE_NAME.sub(
+        lambda match: b"python3." + b"9" * (len(match.group(0)) - len(b"python3.")), data)
+    if names != data:
+        copies.append(("python file name", names))
+    return copies
+
+
+def run_one(coreanalyze, path, label):
+    """A problem line, or None when coreanalyze ended in time with one of its own exit codes."""
+    try:
+        result = subprocess.run([coreanalyze, path, "--json"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        return "FAIL %s: no answer in %d s" % (label, TIMEOUT_SECONDS)
+    stderr = result.stderr.decode("utf-8", "replace")
+    if result.returncode not in ALLOWED_EXIT_CODES or "Sanitizer" in stderr:
+        return "FAIL %s: exit %d %s" % (label, result.returncode, stderr.strip()[-400:])
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -67,31 +108,32 @@ def main():
     rng = random.Random(20261122)
     workdir = tempfile.mkdtemp(prefix="hangpy-corrupt-")
     failed = ran = 0
+    version_kinds = set()
     try:
         for compressed in cores:
             label = os.path.basename(os.path.dirname(compressed))
             original = subprocess.run(["zstd", "-q", "-d", "-c", compressed],
                                       stdout=subprocess.PIPE, check=True).stdout
-            for attempt in range(args.mutations):
+            copies = [("mutation %d" % attempt, mutate(original, rng))
+                      for attempt in range(args.mutations)]
+            for kind, copy in overflowing_version_texts(original):
+                version_kinds.add(kind)
+                copies.append((kind + " overflowing", copy))
+            for name, copy in copies:
                 path = os.path.join(workdir, "core")
                 with open(path, "wb") as stream:
-                    stream.write(mutate(original, rng))
+                    stream.write(copy)
                 ran += 1
-                try:
-                    result = subprocess.run([args.coreanalyze, path, "--json"],
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                            timeout=TIMEOUT_SECONDS)
-                except subprocess.TimeoutExpired:
+                problem = run_one(args.coreanalyze, path, "%s %s" % (label, name))
+                if problem:
                     failed += 1
-                    print("FAIL %s mutation %d: no answer in %d s" % (label, attempt, TIMEOUT_SECONDS))
-                    continue
-                stderr = result.stderr.decode("utf-8", "replace")
-                if result.returncode not in ALLOWED_EXIT_CODES or "Sanitizer" in stderr:
-                    failed += 1
-                    print("FAIL %s mutation %d: exit %d %s" % (label, attempt, result.returncode,
-                                                                stderr.strip()[-400:]))
+                    print(problem)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    for kind in ("sys.version", "python file name"):
+        if kind not in version_kinds:
+            failed += 1
+            print("FAIL: no corpus core has a %s to rewrite; the targeted case did not run" % kind)
     print("%d passed, %d failed" % (ran - failed, failed))
     return 1 if failed else 0
 

@@ -362,22 +362,31 @@ TEST_F(CoreFileTest, WrongExecutableGivesBuildIdMismatchWarning) {
   auto target = open_target(options);
   ASSERT_TRUE(target);
   const auto& warnings = target->warnings();
-  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
-    return w.starts_with("build-id mismatch for " + self_executable());
+  const std::string expected = "the build-id of /bin/true is ";
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [&](const std::string& w) {
+    return w.starts_with(expected) && w.ends_with("(for " + self_executable() + ")");
   }));
+  // The mismatch is a cause that explains a failed analysis.
+  auto causes = target->causes();
+  ASSERT_FALSE(causes.empty());
+  EXPECT_EQ(causes.front().kind, InputCause::Kind::kWrongBinary);
+  EXPECT_TRUE(causes.front().message.starts_with(expected)) << causes.front().message;
   EXPECT_FALSE(target->find_symbol("hangpy_test_core_marker"));
 }
 
 TEST_F(CoreFileTest, TruncatedCoreOpensWithWarningAndFaultsPastTheCut) {
   std::ifstream in(generated_->core_path, std::ios::binary);
   std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  chars.resize(chars.size() / 2);
+  const size_t whole = chars.size();
+  chars.resize(whole / 2);
   const std::string cut = write_file("truncated-core", std::as_bytes(std::span(chars)));
 
   auto truncated = CoreFile::open(cut);
   ASSERT_TRUE(truncated) << truncated.error().describe();
   ASSERT_FALSE((*truncated)->warnings().empty());
-  EXPECT_TRUE((*truncated)->warnings().front().starts_with("core is truncated: "))
+  const std::string expected =
+      fmt::format("the core is truncated at {} of {} bytes", chars.size(), whole);
+  EXPECT_TRUE((*truncated)->warnings().front().starts_with(expected))
       << (*truncated)->warnings().front();
   EXPECT_EQ((*truncated)->threads().size(), 3u);
 
@@ -399,7 +408,10 @@ TEST_F(CoreFileTest, TruncatedCoreOpensWithWarningAndFaultsPastTheCut) {
   options.core_path = cut;
   auto target = CoreTarget::open(options);
   ASSERT_TRUE(target) << target.error().describe();
-  EXPECT_TRUE((*target)->warnings().front().starts_with("core is truncated: "));
+  EXPECT_TRUE((*target)->warnings().front().starts_with(expected));
+  auto causes = (*target)->causes();
+  ASSERT_FALSE(causes.empty());
+  EXPECT_EQ(causes.front().kind, InputCause::Kind::kTruncatedCore);
 }
 
 TEST(CoreFileErrors, NotACoreIsInvalidInput) {
