@@ -85,6 +85,20 @@ def _compare_thread(ident, truth_thread, found_thread, version):
     return problems + _compare_entry_flags(ident, version, found_thread.get("frames") or [])
 
 
+def _compare_threads_without_python(truth, report):
+    """The OS threads the interpreter did not list as Python threads (the reporter aside, which
+    has ended by the time the core is taken) are the ones coreanalyze lists as running none."""
+    natives = [thread.get("native_id") for thread in truth["threads"].values()]
+    if "os_threads" not in truth or None in natives or truth.get("reporter_native_id") is None:
+        return []  # an older ground truth, or a thread whose kernel id the interpreter hid
+    want = sorted(set(truth["os_threads"]) - set(natives) - set([truth["reporter_native_id"]]))
+    found = report.get("threads_without_python")
+    got = sorted(thread["native_thread_id"] for thread in found) if found is not None else None
+    if got != want:
+        return ["threads_without_python %r, want LWPs %r" % (got, want)]
+    return []
+
+
 def compare_json(truth, report):
     """List of problems (one string each, possibly with an indented diff); empty when equal."""
     problems = []
@@ -104,6 +118,7 @@ def compare_json(truth, report):
         problems.append("thread %s reported by coreanalyze is not in the ground truth" % ident)
     for ident in sorted(set(truth["threads"]) & set(found)):
         problems += _compare_thread(ident, truth["threads"][ident], found[ident], truth["version"])
+    problems += _compare_threads_without_python(truth, report)
     return problems
 
 

@@ -37,6 +37,7 @@ SCENARIOS = {
     "method": ("blocking_method.py", ("gcore",)),
     "exec": ("blocking_exec.py", ("gcore",)),
     "asyncio_task": ("asyncio_task.py", ("gcore",)),
+    "native_thread": ("native_thread.py", ("gcore",)),
 }
 
 

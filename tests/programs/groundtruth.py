@@ -10,7 +10,8 @@ their blocking call, takes sys._current_frames() and writes, atomically,
    "threads": {"<ident>": {"native_id": ... or null, "name": ... or null,
                            "frames": [[file, line, function], ...],      # outermost first
                            "first_lines": [co_firstlineno, ...],         # same order
-                           "qualnames": [co_qualname, ...]}}}            # 3.11+ only
+                           "qualnames": [co_qualname, ...]}},            # 3.11+ only
+   "os_threads": [every kernel thread id of the process, the reporter's included]}
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -122,8 +123,10 @@ def _snapshot():
     return {
         "pid": os.getpid(),
         "version": "%d.%d.%d" % tuple(sys.version_info[:3]),
-        "reporter_native_id": _native_id(threading.current_thread()),
+        # The reporter runs this: before 3.8 it asks the kernel itself.
+        "reporter_native_id": _native_id(threading.current_thread()) or _gettid(),
         "threads": threads,
+        "os_threads": sorted(int(task) for task in os.listdir("/proc/self/task")),
     }
 
 
@@ -168,6 +171,20 @@ def skip(path, reason):
     """Record that this scenario does not apply to this interpreter, and exit."""
     _write_atomically(path, {"skip": reason, "pid": os.getpid()})
     sys.exit(0)
+
+
+def start_native_thread():
+    """Starts an OS thread that never runs Python (as NCCL, gloo or OpenMP threads do): libc's
+    sleep(3600) as the thread's start routine, through ctypes. Returns False without ctypes."""
+    try:
+        import ctypes
+    except ImportError:
+        return False
+    libc = ctypes.CDLL(None)
+    thread = ctypes.c_ulong()
+    routine = ctypes.cast(libc.sleep, ctypes.c_void_p)
+    # sleep(unsigned) receives the start routine's argument in the same register.
+    return libc.pthread_create(ctypes.byref(thread), None, routine, ctypes.c_void_p(3600)) == 0
 
 
 def output_path():
