@@ -83,14 +83,20 @@ struct InterpreterLayout {
   int32_t next = kAbsent;          // PyInterpreterState.next
   int32_t threads_head = kAbsent;  // PyInterpreterState.threads.head (or tstate_head)
   int32_t id = kAbsent;            // int64_t id
-  int32_t sysdict = kAbsent;       // the sys module's dict: sys.version, before Py_Version existed
+  // The sys module's dict: sys.version (the micro version before Py_Version existed) and
+  // sys.modules (the threading module, for thread names).
+  int32_t sysdict = kAbsent;
 };
 
 struct ThreadStateLayout {
   int32_t next = kAbsent;
   int32_t interp = kAbsent;
-  int32_t thread_id = kAbsent;         // unsigned long: pthread_t, threading.get_ident()
-  int32_t native_thread_id = kAbsent;  // unsigned long: the LWP (3.8 on)
+  // unsigned long (long before 3.7): pthread_t, threading.get_ident().
+  int32_t thread_id = kAbsent;
+  // unsigned long: the LWP (3.11 on). Where it is kAbsent, fill_lwps_from_thread_pointers
+  // (analyzer.cpp) finds the LWP whose fs_base equals thread_id: on x86-64 glibc a pthread_t is
+  // the thread pointer.
+  int32_t native_thread_id = kAbsent;
   // The innermost frame is reached by following these pointers from the thread state in order:
   // {frame} up to 3.10, {cframe, current_frame} in 3.11 and 3.12, {current_frame} from 3.13.
   int32_t frame_path[2] = {kAbsent, kAbsent};
@@ -103,17 +109,21 @@ struct FrameLayout {
   int32_t previous = kAbsent;     // f_back / previous
   int32_t instruction = kAbsent;  // f_lasti / prev_instr / instr_ptr
   int32_t owner = kAbsent;        // char owner (3.11 on)
-  int32_t is_entry = kAbsent;     // bool is_entry (3.11 only; 3.12 uses an owner value instead)
+  // bool is_entry (3.11 only). Up to 3.10 every frame object is an entry; from 3.12 the frame
+  // just inside a skipped owner_by_c_stack / owner_by_interpreter frame is (walk_thread).
+  int32_t is_entry = kAbsent;
   int32_t localsplus = kAbsent;   // first slot of locals + cells + stack
   // Free-threaded 3.14 on: each thread may run its own copy of the bytecode (gh-115999);
   // int32 tlbc_index picks it from the code object's co_tlbc array.
   int32_t tlbc_index = kAbsent;
-  // Values of `owner`; kAbsent where a version has no such owner.
+  // Values of `owner`; kAbsent where a version has no such owner. These three document the
+  // enum: the walker reads only the two below.
   int32_t owner_by_thread = kAbsent;
   int32_t owner_by_generator = kAbsent;
   int32_t owner_by_frame_object = kAbsent;
   // Frames the interpreter pushes for its own use hold no Python code and are skipped: the
-  // C-stack shim frames of 3.12 and 3.13 and the interpreter-owned entry frames of 3.14 on.
+  // C-stack shim frames of 3.12 and 3.13 and the interpreter-owned entry frames of 3.14 on
+  // (3.14 keeps FRAME_OWNED_BY_CSTACK in its enum but never sets it; 3.15 removed it).
   int32_t owner_by_c_stack = kAbsent;
   int32_t owner_by_interpreter = kAbsent;
   // Tag bits to clear in f_executable and in the fast slots: 3.14 made them _PyStackRef, whose
@@ -161,7 +171,7 @@ struct VariablesLayout {
   int32_t code_local_names = kAbsent;
   int32_t code_cell_names = kAbsent;
   int32_t code_free_names = kAbsent;
-  int32_t tuple_items = 24;    // PyTupleObject.ob_item
+  int32_t tuple_items = 24;    // PyTupleObject.ob_item (32 from 3.14: after a cached ob_hash)
   int32_t list_items = 24;     // PyListObject.ob_item (a pointer to the array)
   int32_t cell_reference = 16; // PyCellObject.ob_ref
   int32_t float_value = 16;    // PyFloatObject.ob_fval

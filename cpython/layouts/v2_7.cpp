@@ -3,23 +3,27 @@
 // stringobject.h, object.h). These structs did not change over the 2.7 series. Walked live on
 // 2.7.18.
 //
-// NEEDS (facts this table cannot express yet):
-// - There is no _PyRuntime. The first interpreter is the static pointer variable `interp_head`
-//   (Python/pystate.c): read the pointer stored at that symbol. It is a local symbol (.symtab
-//   only); without it, the exported PyInterpreterState_Head() is
-//   `mov interp_head(%rip), %rax; ret` (decode the RIP-relative address), or take
-//   _PyThreadState_Current->interp. interpreters_head = 0 below means "offset 0 from the
-//   `interp_head` symbol".
-// - There is no gil_locked / last_holder at all: 2.7's GIL is `interpreter_lock`, an opaque
-//   PyThread_type_lock (static in Python/ceval.c, NULL until threads start). The GIL holder is
-//   the exported global `_PyThreadState_Current` (PyThreadState *): non-NULL exactly while a
-//   thread holds the GIL (PyEval_SaveThread sets it to NULL when a thread releases it).
-// - PyThreadState has no native_thread_id; PyInterpreterState has no id (treat as 0).
-// - Python 2 str is PyStringObject, type name "str"; co_filename, co_name and co_lnotab are all
-//   str objects (so bytes.data is 36, not 32). A unicode object is type "unicode" (never used by
-//   code objects).
-// - co_lnotab line increments are unsigned bytes (lnotab_signed = false).
-// - f_lineno (124) is only maintained while tracing; use co_lnotab otherwise.
+// What is peculiar to this version, and the fields that say it:
+// - There is no _PyRuntime: the first interpreter is the static pointer `interp_head`
+//   (Python/pystate.c), so runtime.symbol = "interp_head" and runtime.interpreters_head = 0 (the
+//   pointer stored at the symbol itself). It is a local symbol (.symtab only); in a stripped
+//   binary runtime.symbol_reader names the exported PyInterpreterState_Head(), whose body
+//   `mov interp_head(%rip), %rax; ret` locate_runtime (runtime_locator.cpp) decodes.
+// - The GIL is `interpreter_lock`, an opaque PyThread_type_lock: there is no locked/last_holder
+//   to read. gil.holder_symbol names the exported `_PyThreadState_Current` (PyThreadState *)
+//   instead: non-NULL exactly while a thread holds the GIL (PyEval_SaveThread clears it).
+// - PyThreadState has no native_thread_id: the LWP is found by fill_lwps_from_thread_pointers
+//   (analyzer.cpp), thread_id (pthread_self()) being the thread pointer each LWP's fs_base holds.
+// - PyInterpreterState has no id: interpreter.id is kAbsent and the walker reports 0.
+// - str is PyStringObject (type "str", bytes inline): string.model = kBytes, and co_filename,
+//   co_name and co_lnotab are all str, so bytes.data = string.bytes_data = 36.
+// - co_lnotab line increments are unsigned bytes: code.lnotab_signed = false. Lines come from
+//   co_lnotab (code.line_table); f_lineno (124) is kept only while tracing and is not read.
+// - The eval loop is PyEval_EvalFrameEx (eval_loop_function); threading.py's `self.__name` is
+//   mangled to `_Thread__name` (thread_name_attribute); `int` is a C long, PyIntObject.ob_ival
+//   (variables.machine_int_value); dicts are open tables (variables.dict_model = kOpenTable).
+// Not used by hangpy: the layout of `unicode` objects (PyUnicodeObject: length at 16, a
+// Py_UNICODE * buffer at 24), which StringLayout cannot describe; no code-object field is one.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -31,8 +35,8 @@ extern const Layout kPython27 = [] {
   layout.major = 2;
   layout.minor = 7;
 
-  layout.runtime.interpreters_head = 0;  // the runtime symbol is `interp_head` itself: see NEEDS
-  // No GIL state to read: see NEEDS (_PyThreadState_Current).
+  layout.runtime.interpreters_head = 0;  // runtime.symbol (`interp_head`) is the pointer itself
+  // No GIL struct to read: gil.holder_symbol (_PyThreadState_Current) says who holds it.
 
   layout.interpreter.next = 0;
   layout.interpreter.threads_head = 8;  // tstate_head

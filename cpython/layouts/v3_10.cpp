@@ -3,13 +3,17 @@
 // Include/cpython/pystate.h, frameobject.h, code.h) touch none of these fields. Walked live on
 // 3.10.13.
 //
-// NEEDS (facts this table cannot express yet):
-// - PyThreadState has no native_thread_id before 3.11 (threading.get_native_id() exists from
-//   3.8, but the LWP is not stored in the thread state): match threads to LWPs another way
-//   (e.g. pthread_t thread_id == the thread's pthread self / TLS base).
-// - f_lasti starts at -1 (frame not started) and counts 2-byte code units.
-// - f_lineno (100) is only maintained while tracing; use co_linetable otherwise.
-// - PyThreadState.cframe (48) exists but only carries use_tracing; frames hang off `frame` (24).
+// What is peculiar to this version, and the fields that say it:
+// - PyThreadState has no native_thread_id (it is new in 3.11): the LWP is found by
+//   fill_lwps_from_thread_pointers (analyzer.cpp), thread_id (pthread_self()) being the thread
+//   pointer each LWP's fs_base holds. (threading.get_native_id() exists from 3.8 but the thread
+//   state does not keep the LWP.)
+// - f_lasti counts 2-byte code units (frame.instruction_kind = kLastiCodeUnits) and is -1 before
+//   the frame starts; decode_frame (stack_walker.cpp) reports a negative offset as the first line.
+// - co_linetable holds (byte delta, signed line delta) pairs: code.line_table_kind =
+//   kLineTable310. f_lineno (100) is kept only while tracing and is not read.
+// - PyThreadState.cframe (48) exists but only carries use_tracing: frames hang off `frame` (24),
+//   so thread_state.frame_path is {24}.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {

@@ -3,15 +3,15 @@
 // pycore_interp.h, pycore_frame.h, pycore_ceval_state.h, Include/cpython/pystate.h, code.h,
 // unicodeobject.h): every offset below is the same across the series. Walked live on 3.12.1.
 //
-// NEEDS (facts this table cannot express yet):
-// - The GIL is no longer in _PyRuntime: PyInterpreterState.ceval.gil (offset 384) points to a
-//   _gil_runtime_state, in which last_holder is at 8 (PyThreadState *) and locked at 16 (int).
+// What is peculiar to this version, and the fields that say it:
+// - The GIL left _PyRuntime: PyInterpreterState.ceval.gil (gil.interpreter_gil = 384) points to a
+//   _gil_runtime_state, in which gil.last_holder = 8 (PyThreadState *) and gil.locked = 16 (int).
 //   For the main interpreter that pointer is &interp->_gil (the struct embedded at interp + 1040).
-//   runtime.gil_locked / gil_last_holder are therefore absent here.
-// - Entry frames: 3.12 has no is_entry; the eval loop pushes a shim frame owned by
-//   FRAME_OWNED_BY_CSTACK (3) under the first frame of every _PyEval_EvalFrameDefault call. Its
-//   f_code is interp->interpreter_trampoline (a real code object), so it must be skipped by owner.
-// - No _Py_DebugOffsets in 3.12 (that begins in 3.13).
+// - 3.12 has no is_entry (frame.is_entry kAbsent): the eval loop pushes a shim frame owned by
+//   FRAME_OWNED_BY_CSTACK (frame.owner_by_c_stack = 3) under the first frame of every
+//   _PyEval_EvalFrameDefault call. Its f_code is interp->interpreter_trampoline, a real code
+//   object, so the walker skips it by owner and marks the frame above it as the entry.
+// - There is no _Py_DebugOffsets (it begins in 3.13): this table is the only source of offsets.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -24,7 +24,7 @@ extern const Layout kPython312 = [] {
   layout.minor = 12;
 
   layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
-  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+  // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 0;
   layout.interpreter.threads_head = 72;  // threads { next_unique_id; head; count; stacksize }

@@ -4,21 +4,26 @@
 // unicodeobject.h) and against the _Py_DebugOffsets values compiled into 3.13.0's _PyRuntime:
 // every offset below is the same across the series. Walked live on 3.13.0.
 //
-// NEEDS (facts this table cannot express yet):
-// - _Py_DebugOffsets sits at _PyRuntime + 0 (584 bytes): cookie "xdebugpy" (8 chars, no NUL) at
-//   0, version (uint64, PY_VERSION_HEX) at 8, free_threaded (uint64) at 16, then sections of
-//   uint64 offsets (runtime_state, interpreter_state, thread_state, interpreter_frame,
-//   code_object, pyobject, type_object, ..., unicode_object, gc). Read, validate, prefer.
-//   _PyRuntime is also placed in its own ELF section ".PyRuntime" (findable without symbols).
-// - The GIL is per interpreter: PyInterpreterState.ceval.gil (offset 16) points to a
-//   _gil_runtime_state with last_holder at 8 (PyThreadState *) and locked at 16 (int); for the
-//   main interpreter it points at interp->_gil (embedded at interp + 7752; the debug offsets'
-//   gil_runtime_state_locked = 7768 and _holder = 7760 are relative to the interpreter). Also
-//   PyThreadState._status (offset 32) has a holds_gil bit (bit 5).
-// - Entry frames: the eval loop pushes a shim frame owned by FRAME_OWNED_BY_CSTACK (3) with
-//   f_executable = None; skipped by owner.
-// - f_executable is a plain PyObject * in 3.13 (no tag bits); it is a code object for Python
-//   frames but the type should still be checked ("code").
+// What is peculiar to this version, and the fields that say it:
+// - _Py_DebugOffsets sits at _PyRuntime + 0 (584 bytes, so runtime.interpreters_head = 632):
+//   cookie "xdebugpy" (8 chars, no NUL) at 0, version (uint64, PY_VERSION_HEX) at 8,
+//   free_threaded (uint64) at 16, then sections of uint64 offsets (runtime_state,
+//   interpreter_state, thread_state, interpreter_frame, code_object, pyobject, type_object, ...,
+//   unicode_object, gc). read_debug_offsets (debug_offsets.cpp) reads and validates them, and
+//   prefer_debug_offsets (analyzer.cpp) uses them over this table, noting any difference; without
+//   the _PyRuntime symbol, find_debug_offsets_cookie (runtime_locator.cpp) finds the cookie.
+// - The GIL is per interpreter: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points to
+//   a _gil_runtime_state with gil.last_holder = 8 (PyThreadState *) and gil.locked = 16 (int).
+//   For the main interpreter it points at interp->_gil (embedded at interp + 7752); the debug
+//   offsets' gil_runtime_state_locked = 7768 and _holder = 7760 are relative to the interpreter,
+//   and layout_from_debug_offsets rebases them onto the GIL struct.
+// - Entry frames: the eval loop pushes a shim frame owned by FRAME_OWNED_BY_CSTACK
+//   (frame.owner_by_c_stack = 3) with f_executable = None; the walker skips it by owner.
+// - f_executable is a plain PyObject * in 3.13 (frame.stack_ref_tag_mask = 0). It is a code
+//   object for Python frames; StackWalker::code_info checks its type is "code" all the same.
+// Not used by hangpy: the ELF section ".PyRuntime" that holds _PyRuntime (the symbol, the
+// cookie search or a search of the data find it), and the holds_gil bit (bit 5) of
+// PyThreadState._status (offset 32), which the interpreter's GIL struct makes redundant.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -31,7 +36,7 @@ extern const Layout kPython313 = [] {
   layout.minor = 13;
 
   layout.runtime.interpreters_head = 632;  // after the 584-byte _Py_DebugOffsets
-  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+  // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;  // after the embedded struct _ceval_state
   layout.interpreter.threads_head = 7344;

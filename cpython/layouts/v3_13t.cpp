@@ -9,18 +9,26 @@
 // (type, code, bytes, str) moves by 16; the runtime, interpreter, thread-state and
 // interpreter-frame structs are not objects and keep their 3.13 offsets.
 //
-// NEEDS (facts this table cannot express yet):
-// - _Py_DebugOffsets at _PyRuntime + 0 (584 bytes), as in 3.13, with free_threaded (offset 16)
-//   = 1. A 3.13 default table must refuse a process whose free_threaded is 1 and vice versa.
-// - The GIL: PyInterpreterState.ceval.gil (offset 16) points to a _gil_runtime_state that in
-//   this build starts with `int enabled` (0), then last_holder at 16 and locked at 24. The GIL
-//   is normally disabled (enabled == 0; PYTHON_GIL=1 or an extension without Py_mod_gil turns it
-//   on): only trust locked / last_holder when enabled != 0. Also the _status.holds_gil bit of
-//   PyThreadState (offset 32, bit 5).
-// - Entry frames: shim frames owned by FRAME_OWNED_BY_CSTACK (3), as in 3.13.
-// - f_executable is still a plain PyObject * in 3.13t (stack refs begin in 3.14).
-// - The PyASCIIObject state bitfield is the same as the default build in 3.13
-//   (interned:2, kind:3 at bit 2, compact at 5, ascii at 6).
+// What is peculiar to this build, and the fields that say it:
+// - free_threaded = true. _Py_DebugOffsets sits at _PyRuntime + 0 (584 bytes), as in 3.13, with
+//   free_threaded (offset 16) = 1: find_layout matches tables on `free_threaded`, which comes
+//   from the file name (libpython3.13t.so, version_probe.cpp) and, when the process states it,
+//   from the debug offsets (prefer_debug_offsets, analyzer.cpp), so a 3.13 default table is not
+//   used on this build nor this one on a default build.
+// - The GIL: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points to a
+//   _gil_runtime_state that in this build starts with `int enabled` (gil.enabled = 0), then
+//   gil.last_holder = 16 and gil.locked = 24. The GIL is normally disabled (PYTHON_GIL=1 or an
+//   extension without Py_mod_gil turns it on): gil_holder (analyzer.cpp) reports no holder
+//   while enabled == 0.
+// - Entry frames: shim frames owned by FRAME_OWNED_BY_CSTACK (frame.owner_by_c_stack = 3), as in
+//   3.13.
+// - f_executable is still a plain PyObject * in 3.13t (frame.stack_ref_tag_mask = 0; stack refs
+//   begin in 3.14).
+// - The PyASCIIObject state bitfield is the same as the default build in 3.13 (interned:2,
+//   kind:3 at bit 2, compact at 5, ascii at 6): string.kind_shift, compact_shift, ascii_shift;
+//   string.state and the other object offsets move by 16 with the header.
+// Not used by hangpy: the _status.holds_gil bit of PyThreadState (offset 32, bit 5), which the
+// GIL struct makes redundant.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -39,7 +47,7 @@ extern const Layout kPython313t = [] {
   layout.object.tp_name = 40;
 
   layout.runtime.interpreters_head = 632;
-  // The GIL is per interpreter (and usually disabled): see NEEDS above.
+  // The GIL is per interpreter (and usually disabled): see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;
   layout.interpreter.threads_head = 7344;

@@ -6,21 +6,25 @@
 // and 3.13.0 builds exactly. v3.14.0 gives the same values for every field below (only the
 // embedded interp->_gil moved, 7760 -> 7784, which this table does not use).
 //
-// NEEDS (facts this table cannot express yet):
-// - f_executable is a _PyStackRef, a tagged pointer: the object is `bits & ~Py_TAG_BITS`.
-//   Py_TAG_BITS is 3 in the default build (bit 0 = Py_TAG_REFCNT, set when the reference is
-//   not counted, e.g. for an immortal code object; tag 3 = tagged int, never an f_executable).
-//   Mask with ~3 before using `code`; read raw, it lands 1 byte off when the bit is set.
+// What is peculiar to this version, and the fields that say it:
+// - f_executable and the fast slots are _PyStackRef, tagged pointers (gh-117139): the object is
+//   `bits & ~Py_TAG_BITS`, Py_TAG_BITS = 3 in the default build (bit 0 = Py_TAG_REFCNT, set when
+//   the reference is not counted, e.g. for an immortal code object; tag 3 = tagged int, never an
+//   f_executable). frame.stack_ref_tag_mask = 3 clears them; read raw, `code` would land 1 byte
+//   off when the bit is set.
 // - Entry frames: the eval loop's entry frame (ceval.c: entry.frame.owner) is owned by
-//   FRAME_OWNED_BY_INTERPRETER (3) with f_executable = None; FRAME_OWNED_BY_CSTACK (4) is in the
-//   enum but the 3.14 runtime never sets it. CPython's own remote unwinder skips both values.
-//   This table puts 3 in owner_by_c_stack (the field the walker skips by); layout.h should
-//   rather hold a set of owners to skip.
-// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes): cookie "xdebugpy", version at 8
-//   (PY_VERSION_HEX), free_threaded at 16. _PyRuntime is in ELF section ".PyRuntime".
-// - The GIL is per interpreter: PyInterpreterState.ceval.gil (offset 16) points to a
-//   _gil_runtime_state with last_holder at 8 and locked at 16 (int). PyThreadState.holds_gil
-//   (int, offset 36) is a per-thread flag too.
+//   FRAME_OWNED_BY_INTERPRETER (frame.owner_by_interpreter = 3) with f_executable = None;
+//   FRAME_OWNED_BY_CSTACK (frame.owner_by_c_stack = 4) is in the enum but the 3.14 runtime never
+//   sets it. The walker skips both values, as CPython's own remote unwinder does.
+// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes, so runtime.interpreters_head = 808): cookie
+//   "xdebugpy", version at 8 (PY_VERSION_HEX), free_threaded at 16; read and preferred as in
+//   3.13 (debug_offsets.cpp, prefer_debug_offsets in analyzer.cpp).
+// - The GIL is per interpreter: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points
+//   to a _gil_runtime_state with gil.last_holder = 8 and gil.locked = 16 (int).
+// - PyTupleObject caches its hash (Py_hash_t ob_hash) before ob_item: variables.tuple_items = 32.
+// Not used by hangpy: the ELF section ".PyRuntime" that holds _PyRuntime (the symbol, the
+// cookie search or a search of the data find it), and the per-thread PyThreadState.holds_gil
+// (int, offset 36), which the interpreter's GIL struct makes redundant.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -33,7 +37,7 @@ extern const Layout kPython314 = [] {
   layout.minor = 14;
 
   layout.runtime.interpreters_head = 808;  // after the 760-byte _Py_DebugOffsets
-  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+  // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7272;  // after the embedded struct _ceval_state
   layout.interpreter.threads_head = 7344;
@@ -47,7 +51,7 @@ extern const Layout kPython314 = [] {
 
   layout.frame.model = FrameModel::kInterpreterFrame;
   layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
-  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef, see NEEDS
+  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef (stack_ref_tag_mask)
   layout.frame.previous = 8;
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 74;        // after _PyStackRef *stackpointer (64) and return_offset (72)

@@ -9,27 +9,33 @@
 // moves by 16; the runtime, interpreter and thread-state structs keep their 3.14 offsets, but
 // _PyInterpreterFrame gains int32_t tlbc_index (72), which moves owner to 78.
 //
-// NEEDS (facts this table cannot express yet):
-// - f_executable is a _PyStackRef: the object is `bits & ~Py_TAG_BITS`, Py_TAG_BITS = 1 in this
-//   build; the bit is set whenever the reference is deferred (objects with deferred reference
-//   counting, or immortal ones), so expect it on code objects. Mask (~3 is safe for both 3.14
-//   builds) before using `code`.
-// - Thread-local bytecode: instr_ptr points into the thread's own copy of the bytecode, not
-//   always into co_code_adaptive. The copy is
-//   ((_PyCodeArray *)code->co_tlbc)->entries[frame->tlbc_index]: co_tlbc at code + 224,
-//   _PyCodeArray { Py_ssize_t size; char *entries[] } so entries at + 8, tlbc_index (int32) at
-//   frame + 72. entries[0] is co_code_adaptive (code + 232). The instruction offset is
-//   instr_ptr - entries[tlbc_index]; using code_adaptive is only right for tlbc_index 0.
-// - Entry frames are owned by FRAME_OWNED_BY_INTERPRETER (3); FRAME_OWNED_BY_CSTACK (4) is
-//   never set by the 3.14 runtime. This table puts 3 in owner_by_c_stack (the value the walker
-//   skips); layout.h should hold a set of owners to skip.
-// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes), free_threaded (offset 16) = 1; it lists
-//   code_object.co_tlbc and interpreter_frame.tlbc_index for this build.
-// - The GIL: PyInterpreterState.ceval.gil (offset 16) points to a _gil_runtime_state starting
-//   with `int enabled` (0), then last_holder at 16 and locked at 24; normally disabled, so only
-//   trust it when enabled != 0. PyThreadState.holds_gil (int, offset 36).
+// What is peculiar to this build, and the fields that say it:
+// - f_executable and the fast slots are _PyStackRef: the object is `bits & ~Py_TAG_BITS`,
+//   Py_TAG_BITS = 1 in this build; the bit is set whenever the reference is deferred (objects
+//   with deferred reference counting, or immortal ones), so expect it on code objects.
+//   frame.stack_ref_tag_mask = 3 (safe for both 3.14 builds: objects are 8-byte aligned).
+// - Thread-local bytecode (gh-115999): instr_ptr points into the thread's own copy of the
+//   bytecode, ((_PyCodeArray *)code->co_tlbc)->entries[frame->tlbc_index], not always into
+//   co_code_adaptive. code.thread_local_bytecode = 224 (co_tlbc; _PyCodeArray { Py_ssize_t size;
+//   char *entries[] }, so entries at + 8) and frame.tlbc_index = 72 (int32); entries[0] is
+//   co_code_adaptive (code.code_adaptive = 232). StackWalker::bytecode_of takes the instruction
+//   offset from the thread's copy.
+// - Entry frames are owned by FRAME_OWNED_BY_INTERPRETER (frame.owner_by_interpreter = 3);
+//   FRAME_OWNED_BY_CSTACK (frame.owner_by_c_stack = 4) is never set by the 3.14 runtime. The
+//   walker skips both values.
+// - _Py_DebugOffsets at _PyRuntime + 0 (760 bytes, so runtime.interpreters_head = 808),
+//   free_threaded (offset 16) = 1; it lists code_object.co_tlbc and interpreter_frame.tlbc_index,
+//   which layout_from_debug_offsets (debug_offsets.cpp) takes for a free-threaded process.
+// - The GIL: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points to a
+//   _gil_runtime_state starting with `int enabled` (gil.enabled = 0), then gil.last_holder = 16
+//   and gil.locked = 24; normally disabled, and gil_holder (analyzer.cpp) reports no holder while
+//   enabled == 0.
 // - The PyASCIIObject state differs from the default build: `interned` is a whole byte
-//   (unsigned char, bits 0-7, read atomically), so kind is at bit 8, compact at 11, ascii at 12.
+//   (unsigned char, bits 0-7, read atomically), so string.kind_shift = 8, compact_shift = 11,
+//   ascii_shift = 12.
+// - PyTupleObject caches its hash before ob_item: variables.tuple_items = 32 + 16 for the header.
+// Not used by hangpy: PyThreadState.holds_gil (int, offset 36), which the GIL struct makes
+// redundant.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -48,7 +54,7 @@ extern const Layout kPython314t = [] {
   layout.object.tp_name = 40;
 
   layout.runtime.interpreters_head = 808;
-  // The GIL is per interpreter (and usually disabled): see NEEDS above.
+  // The GIL is per interpreter (and usually disabled): see gil.interpreter_gil below.
 
   layout.interpreter.next = 7272;
   layout.interpreter.threads_head = 7344;
@@ -62,9 +68,9 @@ extern const Layout kPython314t = [] {
 
   layout.frame.model = FrameModel::kInterpreterFrame;
   layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
-  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef, see NEEDS
+  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef (stack_ref_tag_mask)
   layout.frame.previous = 8;
-  layout.frame.instruction = 56;  // instr_ptr (into thread-local bytecode: see NEEDS)
+  layout.frame.instruction = 56;  // instr_ptr, into the thread's bytecode (tlbc_index)
   layout.frame.owner = 78;        // after stackpointer (64), tlbc_index (72), return_offset (76)
   layout.frame.localsplus = 80;
   layout.frame.owner_by_thread = 0;

@@ -5,20 +5,23 @@
 // CAUTION: 3.15 moved fields between its betas (v3.15.0b1 had interpreters.head at 928 and
 // thread_id at 168): re-check against the final v3.15.0 tag, and prefer _Py_DebugOffsets.
 //
-// NEEDS (facts this table cannot express yet):
-// - f_executable is a _PyStackRef, a tagged pointer: the object is `bits & ~Py_TAG_BITS`, with
-//   Py_TAG_BITS = 3. Mask with ~3 before using `code`.
-// - There is no FRAME_OWNED_BY_CSTACK any more: entry frames of the eval loop and the per-thread
-//   base frame (PyThreadState.base_frame, offset 80, pointing into _PyThreadStateImpl) are owned
-//   by FRAME_OWNED_BY_INTERPRETER (3), with f_executable = None. This table puts 3 in
-//   owner_by_c_stack (the field the walker skips by); layout.h should hold a set of owners to
-//   skip. A complete chain ends at base_frame: a chain that does not is truncated.
-// - _Py_DebugOffsets at _PyRuntime + 0 (888 bytes): cookie "xdebugpy", version at 8,
-//   free_threaded at 16; it now also lists thread_state.holds_gil and base_frame.
-//   _PyRuntime is in ELF section ".PyRuntime".
-// - The GIL is per interpreter: PyInterpreterState.ceval.gil (offset 16) points to a
-//   _gil_runtime_state with last_holder at 8 and locked at 16 (int). PyThreadState.holds_gil
-//   (int, offset 36) is a per-thread flag too.
+// What is peculiar to this version, and the fields that say it:
+// - f_executable and the fast slots are _PyStackRef, tagged pointers: the object is
+//   `bits & ~Py_TAG_BITS`, with Py_TAG_BITS = 3: frame.stack_ref_tag_mask = 3.
+// - There is no FRAME_OWNED_BY_CSTACK any more (frame.owner_by_c_stack kAbsent): entry frames of
+//   the eval loop and the per-thread base frame (PyThreadState.base_frame, offset 80, pointing
+//   into _PyThreadStateImpl) are owned by FRAME_OWNED_BY_INTERPRETER
+//   (frame.owner_by_interpreter = 3), with f_executable = None; the walker skips them by owner.
+// - _Py_DebugOffsets at _PyRuntime + 0 (888 bytes, so runtime.interpreters_head = 936): cookie
+//   "xdebugpy", version at 8, free_threaded at 16; read and preferred as from 3.13
+//   (debug_offsets.cpp, prefer_debug_offsets in analyzer.cpp).
+// - The GIL is per interpreter: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points
+//   to a _gil_runtime_state with gil.last_holder = 8 and gil.locked = 16 (int).
+// - PyTupleObject caches its hash before ob_item, as from 3.14: variables.tuple_items = 32.
+// Not used by hangpy: base_frame as an end marker (a complete chain ends there, so a chain that
+// does not is truncated; the walker stops at a NULL `previous` and does not check it), the
+// debug offsets' thread_state.holds_gil and base_frame, the per-thread PyThreadState.holds_gil
+// (int, offset 36), which the GIL struct makes redundant, and the ELF section ".PyRuntime".
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -31,7 +34,7 @@ extern const Layout kPython315 = [] {
   layout.minor = 15;
 
   layout.runtime.interpreters_head = 936;  // after the 888-byte _Py_DebugOffsets
-  // The GIL is per interpreter from 3.12 on: see NEEDS above.
+  // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;
   layout.interpreter.threads_head = 7336;
@@ -45,7 +48,7 @@ extern const Layout kPython315 = [] {
 
   layout.frame.model = FrameModel::kInterpreterFrame;
   layout.frame.instruction_kind = InstructionKind::kCurrentInstr;
-  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef, see NEEDS
+  layout.frame.code = 0;          // f_executable: a tagged _PyStackRef (stack_ref_tag_mask)
   layout.frame.previous = 8;
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 74;

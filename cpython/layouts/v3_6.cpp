@@ -3,20 +3,24 @@
 // these fields (3.6.x only renamed PyThreadState's co_extra members, after thread_id). Walked live
 // on 3.6.15.
 //
-// NEEDS (facts this table cannot express yet):
-// - There is no _PyRuntime. The first interpreter is the static pointer variable `interp_head`
-//   (Python/pystate.c): read the pointer stored at that symbol. It is a local symbol (.symtab
-//   only, not .dynsym); without it, the exported PyInterpreterState_Head() is
-//   `mov interp_head(%rip), %rax; ret` (decode the RIP-relative address), or take
-//   ((PyThreadState *)_PyThreadState_Current)->interp. interpreters_head = 0 below means
-//   "offset 0 from the `interp_head` symbol".
-// - The GIL is two static variables in Python/ceval_gil.h, not a struct: `gil_locked`
-//   (_Py_atomic_int: int at +0; -1 until PyEval_InitThreads() created the GIL, which 3.6 does
-//   lazily when the first thread starts) and `gil_last_holder` (_Py_atomic_address: pointer at
-//   +0). Both local symbols. The exported `_PyThreadState_Current` (_Py_atomic_address) is the
-//   thread state running Python now (NULL while every thread has released the GIL).
-// - PyThreadState has no native_thread_id; PyInterpreterState has no id (treat as 0).
-// - f_lineno (124) is only maintained while tracing; use co_lnotab otherwise.
+// What is peculiar to this version, and the fields that say it:
+// - There is no _PyRuntime: the first interpreter is the static pointer `interp_head`
+//   (Python/pystate.c), so runtime.symbol = "interp_head" and runtime.interpreters_head = 0 (the
+//   pointer stored at the symbol itself). It is a local symbol (.symtab only, not .dynsym); in a
+//   stripped binary runtime.symbol_reader names the exported PyInterpreterState_Head(), whose body
+//   `mov interp_head(%rip), %rax; ret` locate_runtime (runtime_locator.cpp) decodes.
+// - The GIL is no struct: gil.holder_symbol names the exported `_PyThreadState_Current`
+//   (_Py_atomic_address, a pointer at +0), the thread state running Python now, NULL while every
+//   thread has released the GIL.
+// - PyThreadState has no native_thread_id: the LWP is found by fill_lwps_from_thread_pointers
+//   (analyzer.cpp), thread_id (pthread_self()) being the thread pointer each LWP's fs_base holds.
+// - PyInterpreterState has no id: interpreter.id is kAbsent and the walker reports 0.
+// - co_lnotab line increments are signed from 3.6 on (code.lnotab_signed = true). Lines come
+//   from co_lnotab (code.line_table); f_lineno (124) is kept only while tracing and is not read.
+// Not used by hangpy: the static `gil_locked` (_Py_atomic_int at +0; -1 until
+// PyEval_InitThreads() creates the GIL, lazily when the first thread starts) and
+// `gil_last_holder` of Python/ceval_gil.h: both are local symbols, and _PyThreadState_Current
+// names the holder without them.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -28,8 +32,8 @@ extern const Layout kPython36 = [] {
   layout.major = 3;
   layout.minor = 6;
 
-  layout.runtime.interpreters_head = 0;  // the runtime symbol is `interp_head` itself: see NEEDS
-  // gil_locked / gil_last_holder are separate static variables: see NEEDS.
+  layout.runtime.interpreters_head = 0;  // runtime.symbol (`interp_head`) is the pointer itself
+  // No GIL struct to read: gil.holder_symbol (_PyThreadState_Current) says who holds it.
 
   layout.interpreter.next = 0;
   layout.interpreter.threads_head = 8;  // tstate_head

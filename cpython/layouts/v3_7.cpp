@@ -3,9 +3,12 @@
 // internal/gil.h, Include/pystate.h, frameobject.h, code.h) touch none of these fields
 // (3.7.14 appended int_max_str_digits to the end of _PyRuntimeState only). Walked live on 3.7.16.
 //
-// NEEDS (facts this table cannot express yet):
-// - PyThreadState has no native_thread_id before 3.11.
-// - f_lineno (108) is only maintained while tracing; use co_lnotab otherwise.
+// What is peculiar to this version, and the fields that say it:
+// - PyThreadState has no native_thread_id (it is new in 3.11): the LWP is found by
+//   fill_lwps_from_thread_pointers (analyzer.cpp), thread_id (pthread_self()) being the thread
+//   pointer each LWP's fs_base holds.
+// - Lines come from co_lnotab (code.line_table, line_table_kind kLnotab); f_lineno (108) is kept
+//   only while tracing and is not read.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
