@@ -116,11 +116,7 @@ struct FrameLayout {
   // Free-threaded 3.14 on: each thread may run its own copy of the bytecode (gh-115999);
   // int32 tlbc_index picks it from the code object's co_tlbc array.
   int32_t tlbc_index = kAbsent;
-  // Values of `owner`; kAbsent where a version has no such owner. These three document the
-  // enum: the walker reads only the two below.
-  int32_t owner_by_thread = kAbsent;
-  int32_t owner_by_generator = kAbsent;
-  int32_t owner_by_frame_object = kAbsent;
+  // Values of `owner` (kAbsent where a version has no such owner) that mark frames to skip.
   // Frames the interpreter pushes for its own use hold no Python code and are skipped: the
   // C-stack shim frames of 3.12 and 3.13 and the interpreter-owned entry frames of 3.14 on
   // (3.14 keeps FRAME_OWNED_BY_CSTACK in its enum but never sets it; 3.15 removed it).

@@ -35,9 +35,6 @@ extern const Layout kPython311 = [] {
   layout.frame.is_entry = 68;
   layout.frame.owner = 69;
   layout.frame.localsplus = 72;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
 
   layout.code.line_table_kind = LineTableKind::kLocationTable;
   layout.code.first_line = 72;

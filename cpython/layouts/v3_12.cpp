@@ -44,9 +44,6 @@ extern const Layout kPython312 = [] {
   layout.frame.instruction = 56;  // prev_instr
   layout.frame.owner = 70;        // char owner, after int stacktop and uint16_t return_offset
   layout.frame.localsplus = 72;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_c_stack = 3;  // the eval loop's entry shim frames
 
   layout.code.line_table_kind = LineTableKind::kLocationTable;

@@ -55,9 +55,6 @@ extern const Layout kPython313 = [] {
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 70;
   layout.frame.localsplus = 72;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_c_stack = 3;  // the eval loop's entry shim frames
 
   layout.code.line_table_kind = LineTableKind::kLocationTable;

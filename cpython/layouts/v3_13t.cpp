@@ -66,9 +66,6 @@ extern const Layout kPython313t = [] {
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 70;
   layout.frame.localsplus = 72;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_c_stack = 3;
 
   layout.code.line_table_kind = LineTableKind::kLocationTable;

@@ -56,9 +56,6 @@ extern const Layout kPython314 = [] {
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 74;        // after _PyStackRef *stackpointer (64) and return_offset (72)
   layout.frame.localsplus = 80;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_interpreter = 3;
   layout.frame.owner_by_c_stack = 4;  // in the enum, though the 3.14 runtime never sets it
 

@@ -73,9 +73,6 @@ extern const Layout kPython314t = [] {
   layout.frame.instruction = 56;  // instr_ptr, into the thread's bytecode (tlbc_index)
   layout.frame.owner = 78;        // after stackpointer (64), tlbc_index (72), return_offset (76)
   layout.frame.localsplus = 80;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_interpreter = 3;
   layout.frame.owner_by_c_stack = 4;  // in the enum, though the 3.14 runtime never sets it
 

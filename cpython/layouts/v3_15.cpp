@@ -53,9 +53,6 @@ extern const Layout kPython315 = [] {
   layout.frame.instruction = 56;  // instr_ptr
   layout.frame.owner = 74;
   layout.frame.localsplus = 80;
-  layout.frame.owner_by_thread = 0;
-  layout.frame.owner_by_generator = 1;
-  layout.frame.owner_by_frame_object = 2;
   layout.frame.owner_by_interpreter = 3;
   // FRAME_OWNED_BY_CSTACK is gone from 3.15's enum: owner_by_c_stack stays kAbsent.
 
