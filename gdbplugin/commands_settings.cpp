@@ -30,6 +30,8 @@ void hangpy_status(std::string_view argument) {
   text += fmt::format("Python {} ({}), layout {}, _PyRuntime-style root at 0x{:x}\n",
                       stacks.version.text(), stacks.version_source, stacks.layout->name,
                       stacks.runtime_address);
+  if (const auto& snapshot = analysis.target->snapshot_path())
+    text += fmt::format("symbols from the snapshot note of {}\n", *snapshot);
   text += fmt::format("{} Python threads; {} analyses so far, {} reads from gdb for this one\n",
                       stacks.threads.size(), session.analyses_run(),
                       analysis.target->gdb_memory().gdb_reads());
