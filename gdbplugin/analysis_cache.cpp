@@ -59,8 +59,8 @@ const Analysis& Session::analysis() {
   }
   if (!analysis_->stacks) {
     // One line: the reason, with the first problem that may explain it (as coreanalyze says it).
-    std::string because;
-    if (!analysis_->target->warnings().empty()) because = "; " + analysis_->target->warnings().front();
+    const std::vector<std::string>& target_warnings = analysis_->target->warnings();
+    std::string because = target_warnings.empty() ? "" : "; " + target_warnings.front();
     throw UserError("hangpy: " + analysis_->stacks.error().describe() + because);
   }
   return *analysis_;

@@ -74,8 +74,8 @@ void GdbTarget::read_snapshot_note() {
 }
 
 std::optional<uint64_t> GdbTarget::find_symbol(std::string_view name) const {
-  if (auto recorded = recorded_symbols_.find(std::string(name)); recorded != recorded_symbols_.end())
-    return recorded->second;
+  auto recorded = recorded_symbols_.find(std::string(name));
+  if (recorded != recorded_symbols_.end()) return recorded->second;
   if (auto found = symbols_.find(name); found != symbols_.end()) return found->second;
   if (memory_.interrupted()) return std::nullopt;
   auto address = without_exceptions<std::optional<uint64_t>>(memory_, [&] {
