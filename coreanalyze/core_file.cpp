@@ -1,5 +1,4 @@
 #include "coreanalyze/core_file.h"
-#include "coreanalyze/snapshot_note.h"
 
 #include <elf.h>
 #include <fmt/format.h>
@@ -7,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "symbols/snapshot_note.h"
 
 namespace hangpy::coreanalyze {
 
@@ -138,8 +139,8 @@ void CoreFile::read_notes() {
 }
 
 void CoreFile::read_note(const symbols::ElfNote& note) {
-  if (note.name == kSnapshotNoteName && note.type == kSnapshotSymbolsNoteType) {
-    snapshot_symbols_ = decode_snapshot_symbols(note.desc);
+  if (symbols::is_snapshot_symbols_note(note)) {
+    snapshot_symbols_ = symbols::decode_snapshot_symbols(note.desc);
     if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");
     return;
   }

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   }
   cpython::AnalyzeOptions options;
   options.forced_version = line.python;
+  options.missing_binaries_remedy = "try --exe, --sysroot or --lib-path";
   RecordingTarget recording(**target);
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "coreanalyze/output_file.h"
-#include "coreanalyze/snapshot_note.h"
+#include "symbols/snapshot_note.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -82,8 +82,8 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
     files.insert(files.end(), name.begin(), name.end());
   }
   append_note(notes, "CORE", NT_FILE, files);
-  append_note(notes, kSnapshotNoteName, kSnapshotSymbolsNoteType,
-              encode_snapshot_symbols(recorded.symbols()));
+  append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSymbolsNoteType,
+              symbols::encode_snapshot_symbols(recorded.symbols()));
   return notes;
 }
 

@@ -47,12 +47,13 @@ std::optional<uint64_t> gil_holder(const Target& target, const Layout& layout, u
 
 // One line saying why the chosen layout cannot be used, and which layouts would fit.
 std::unexpected<Error> layout_error(const Target& target, const Layout& layout,
-                                    const std::string& chosen_by, const Error& why) {
+                                    const std::string& chosen_by, const Error& why,
+                                    const std::string& missing_binaries_remedy) {
   std::vector<std::string> fits = fitting_layouts(target);
   if (fits.empty() && why.kind == ErrorKind::kNotFound) {
-    std::string hint = why.message.starts_with("the symbol")
-                           ? " (are the binaries missing? try --exe, --sysroot or --lib-path)"
-                           : "";
+    std::string hint;
+    if (why.message.starts_with("the symbol") && !missing_binaries_remedy.empty())
+      hint = fmt::format(" (are the binaries missing? {})", missing_binaries_remedy);
     return make_error(ErrorKind::kNotFound,
                       fmt::format("no Python interpreter found: {}{}", why.message, hint));
   }
@@ -230,7 +231,10 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   const bool same_runtime = locating && locating->runtime.symbol == layout.runtime.symbol &&
                             locating->runtime.interpreters_head == layout.runtime.interpreters_head;
   auto fit = check_layout(target, layout, same_runtime ? located : std::nullopt);
-  if (!fit) return layout_error(target, layout, result.version_source, fit.error());
+  if (!fit) {
+    return layout_error(target, layout, result.version_source, fit.error(),
+                        options.missing_binaries_remedy);
+  }
   result.runtime_address = fit->runtime;
   if (!fit->runtime_found_by.starts_with("symbol"))
     result.notes.push_back(fmt::format("found the interpreter list at 0x{:x} through {}",

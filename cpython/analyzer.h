@@ -12,6 +12,10 @@ namespace hangpy::cpython {
 
 struct AnalyzeOptions {
   std::optional<PythonVersion> forced_version;  // --python X.Y[t]
+  // How the user makes the target's binaries available, in the shell's own words (coreanalyze
+  // names its options, gdb its commands): added to "no Python interpreter found" when a symbol
+  // the layout needs is missing. Empty: no remedy is named.
+  std::string missing_binaries_remedy;
 };
 
 // Errors: kNotFound when no interpreter can be found, kUnsupported when the version has no table.

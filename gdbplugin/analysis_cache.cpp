@@ -5,6 +5,14 @@
 #include "gdbplugin/python_error.h"
 
 namespace hangpy::gdbplugin {
+namespace {
+
+// What the user does in gdb when the binaries are missing (coreanalyze names its own options).
+constexpr const char* kMissingBinariesRemedy =
+    "in gdb: `file EXECUTABLE` for the program, `set sysroot DIR` or `set solib-search-path "
+    "DIR` for its libraries";
+
+}  // namespace
 
 const cpython::PythonThread* Analysis::thread_for_lwp(int64_t lwp) const {
   if (!stacks) return nullptr;
@@ -32,17 +40,29 @@ const Analysis& Session::analysis() {
   if (!analysis_) {
     Analysis fresh;
     fresh.target = std::make_unique<GdbTarget>();
-    fresh.stacks = cpython::analyze(*fresh.target, cpython::AnalyzeOptions{});
+    cpython::AnalyzeOptions options;
+    options.missing_binaries_remedy = kMissingBinariesRemedy;
+    fresh.stacks = cpython::analyze(*fresh.target, options);
     ++analyses_run_;
     if (fresh.target->gdb_memory().interrupted()) {
       // A walk cut short by Ctrl-C is not the process's state: keep nothing, report the Quit.
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw PythonErrorSet();
     }
+    const std::vector<std::string>& target_warnings = fresh.target->warnings();
+    if (fresh.stacks) {
+      fresh.stacks->warnings.insert(fresh.stacks->warnings.begin(), target_warnings.begin(),
+                                    target_warnings.end());
+    }
     analysis_ = std::move(fresh);
     analyzed_inferior_ = inferior;
   }
-  if (!analysis_->stacks) throw UserError("hangpy: " + analysis_->stacks.error().describe());
+  if (!analysis_->stacks) {
+    // One line: the reason, with the first problem that may explain it (as coreanalyze says it).
+    const std::vector<std::string>& target_warnings = analysis_->target->warnings();
+    std::string because = target_warnings.empty() ? "" : "; " + target_warnings.front();
+    throw UserError("hangpy: " + analysis_->stacks.error().describe() + because);
+  }
   return *analysis_;
 }
 

@@ -1,6 +1,8 @@
 #include "gdbplugin/commands.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
@@ -26,16 +28,10 @@ PyObject* invoke(PyObject* capsule, PyObject* args) {
 
 PyMethodDef kInvokeDef = {"invoke", invoke, METH_VARARGS, nullptr};
 
+// Filled by the CommandLists while the module loads, never changed afterwards: the capsules
+// point into it.
 std::vector<CommandSpec>& all_specs() {
-  // Stable addresses for the capsules: filled once, never resized afterwards.
-  static std::vector<CommandSpec> specs = [] {
-    std::vector<CommandSpec> all;
-    for (auto list : {settings_commands(), backtrace_commands(), list_commands(),
-                      navigation_commands(), variable_commands(), thread_commands()}) {
-      all.insert(all.end(), list.begin(), list.end());
-    }
-    return all;
-  }();
+  static std::vector<CommandSpec> specs;
   return specs;
 }
 
@@ -59,6 +55,15 @@ PyRef make_command(const CommandSpec& spec, PyObject* command_base) {
 }
 
 }  // namespace
+
+CommandList::CommandList(std::initializer_list<CommandSpec> specs) {
+  std::vector<CommandSpec>& all = all_specs();
+  all.insert(all.end(), specs.begin(), specs.end());
+  // By name: "hangpy" before "hangpy bt", as gdb needs a prefix command first.
+  std::stable_sort(all.begin(), all.end(), [](const CommandSpec& a, const CommandSpec& b) {
+    return std::string_view(a.name) < std::string_view(b.name);
+  });
+}
 
 void register_commands(PyObject* module) {
   PyRef command_base = checked(PyObject_GetAttrString(gdb_module(), "Command"));

@@ -3,8 +3,8 @@
 // the function through guarded() (python_error.h), so every failure is one gdb error line.
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
-#include <vector>
 
 #include "gdbplugin/python_ref.h"
 
@@ -18,15 +18,14 @@ struct CommandSpec {
   bool prefix = false;
 };
 
-// Each commands_*.cpp file lists its commands.
-std::vector<CommandSpec> backtrace_commands();   // py-bt, py-bt-full
-std::vector<CommandSpec> list_commands();        // py-list
-std::vector<CommandSpec> navigation_commands();  // py-up, py-down
-std::vector<CommandSpec> variable_commands();    // py-locals, py-print
-std::vector<CommandSpec> thread_commands();      // py-threads
-std::vector<CommandSpec> settings_commands();    // hangpy, hangpy bt
+// Each commands_*.cpp file lists its commands in one static CommandList, which adds them to the
+// module's table while the module loads (before gdb imports it, so before register_commands).
+struct CommandList {
+  explicit CommandList(std::initializer_list<CommandSpec> specs);
+};
 
-// Registers every command above with gdb; keeps the command objects in `module`.
+// Registers every listed command with gdb, a prefix command before its subcommands; keeps the
+// command objects in `module`.
 void register_commands(PyObject* module);
 
 }  // namespace hangpy::gdbplugin

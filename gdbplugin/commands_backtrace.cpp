@@ -2,6 +2,7 @@
 // order). py-bt's text comes from the formatter coreanalyze uses (report/stack_report.h).
 #include <fmt/format.h>
 
+#include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_summary.h"
 #include "gdbplugin/python_error.h"
@@ -10,11 +11,6 @@
 
 namespace hangpy::gdbplugin {
 namespace {
-
-void refuse_arguments(std::string_view command, std::string_view argument) {
-  if (argument.find_first_not_of(" \t") != std::string_view::npos)
-    throw UserError(fmt::format("{} takes no arguments", command));
-}
 
 void py_bt(std::string_view argument) {
   refuse_arguments("py-bt", argument);
@@ -51,23 +47,20 @@ void py_bt_full(std::string_view argument) {
                           context.thread->error->describe()));
 }
 
+const CommandList kCommands{
+    {"py-bt", "COMMAND_STACK",
+     "Print the Python stack of the selected thread, most recent call first.\n"
+     "Usage: py-bt\n"
+     "Shows `File \"...\", line N, in NAME` and the source line for each Python frame, like\n"
+     "CPython's libpython.py, read without Python debug info. Works in `thread apply all`.",
+     py_bt},
+    {"py-bt-full", "COMMAND_STACK",
+     "Print the Python stack of the selected thread with each frame's local variables.\n"
+     "Usage: py-bt-full\n"
+     "One `#N Frame 0x..., for file F, line L, in NAME (locals)` line and the source line per\n"
+     "Python frame, #0 being the most recent call (the numbers py-up and py-down move by).",
+     py_bt_full},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> backtrace_commands() {
-  return {
-      {"py-bt", "COMMAND_STACK",
-       "Print the Python stack of the selected thread, most recent call first.\n"
-       "Usage: py-bt\n"
-       "Shows `File \"...\", line N, in NAME` and the source line for each Python frame, like\n"
-       "CPython's libpython.py, read without Python debug info. Works in `thread apply all`.",
-       py_bt},
-      {"py-bt-full", "COMMAND_STACK",
-       "Print the Python stack of the selected thread with each frame's local variables.\n"
-       "Usage: py-bt-full\n"
-       "One `#N Frame 0x..., for file F, line L, in NAME (locals)` line and the source line per\n"
-       "Python frame, #0 being the most recent call (the numbers py-up and py-down move by).",
-       py_bt_full},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

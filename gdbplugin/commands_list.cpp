@@ -73,18 +73,15 @@ void py_list(std::string_view argument) {
   gdb_write(text);
 }
 
+const CommandList kCommands{
+    {"py-list", "COMMAND_FILES",
+     "List the Python source around the selected Python frame's current line.\n"
+     "Usage: py-list            lines around the current line (marked with '>')\n"
+     "       py-list START      lines START to START+10\n"
+     "       py-list START,END  lines START to END\n"
+     "py-up and py-down select the frame; works in `thread apply all`.",
+     py_list},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> list_commands() {
-  return {
-      {"py-list", "COMMAND_FILES",
-       "List the Python source around the selected Python frame's current line.\n"
-       "Usage: py-list            lines around the current line (marked with '>')\n"
-       "       py-list START      lines START to START+10\n"
-       "       py-list START,END  lines START to END\n"
-       "py-up and py-down select the frame; works in `thread apply all`.",
-       py_list},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

@@ -4,6 +4,7 @@
 // native frame does not move.
 #include <fmt/format.h>
 
+#include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_summary.h"
 #include "gdbplugin/python_error.h"
@@ -13,8 +14,7 @@ namespace hangpy::gdbplugin {
 namespace {
 
 void move(std::string_view argument, bool older) {
-  if (argument.find_first_not_of(" \t") != std::string_view::npos)
-    throw UserError(fmt::format("{} takes no arguments", older ? "py-up" : "py-down"));
+  refuse_arguments(older ? "py-up" : "py-down", argument);
   auto selected = selected_python_frame();
   if (!selected) return;
   const auto& frames = selected->context.thread->frames;
@@ -34,23 +34,20 @@ void move(std::string_view argument, bool older) {
 void py_up(std::string_view argument) { move(argument, true); }
 void py_down(std::string_view argument) { move(argument, false); }
 
+const CommandList kCommands{
+    {"py-up", "COMMAND_STACK",
+     "Select and print the Python frame that called the selected one.\n"
+     "Usage: py-up\n"
+     "py-list, py-locals and py-print then work on that frame. The selection is kept per\n"
+     "thread until the process runs again.",
+     py_up},
+    {"py-down", "COMMAND_STACK",
+     "Select and print the Python frame that the selected one called.\n"
+     "Usage: py-down\n"
+     "py-list, py-locals and py-print then work on that frame. The selection is kept per\n"
+     "thread until the process runs again.",
+     py_down},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> navigation_commands() {
-  return {
-      {"py-up", "COMMAND_STACK",
-       "Select and print the Python frame that called the selected one.\n"
-       "Usage: py-up\n"
-       "py-list, py-locals and py-print then work on that frame. The selection is kept per\n"
-       "thread until the process runs again.",
-       py_up},
-      {"py-down", "COMMAND_STACK",
-       "Select and print the Python frame that the selected one called.\n"
-       "Usage: py-down\n"
-       "py-list, py-locals and py-print then work on that frame. The selection is kept per\n"
-       "thread until the process runs again.",
-       py_down},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gdbplugin/analysis_cache.h"
+#include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_filter.h"
 #include "gdbplugin/gdb_api.h"
@@ -10,13 +11,6 @@
 
 namespace hangpy::gdbplugin {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  size_t last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
-}
 
 void hangpy_status(std::string_view argument) {
   if (!trim(argument).empty())
@@ -30,6 +24,8 @@ void hangpy_status(std::string_view argument) {
   text += fmt::format("Python {} ({}), layout {}, _PyRuntime-style root at 0x{:x}\n",
                       stacks.version.text(), stacks.version_source, stacks.layout->name,
                       stacks.runtime_address);
+  if (const auto& snapshot = analysis.target->snapshot_path())
+    text += fmt::format("symbols from the snapshot note of {}\n", *snapshot);
   text += fmt::format("{} Python threads; {} analyses so far, {} reads from gdb for this one\n",
                       stacks.threads.size(), session.analyses_run(),
                       analysis.target->gdb_memory().gdb_reads());
@@ -47,22 +43,19 @@ void hangpy_bt(std::string_view argument) {
   gdb_write(fmt::format("Python frames in bt: {}\n", frame_filter_enabled() ? "on" : "off"));
 }
 
+const CommandList kCommands{
+    {"hangpy", "COMMAND_STATUS",
+     "Show what hangpy found in the selected process: Python version, threads, warnings.\n"
+     "Usage: hangpy\n"
+     "hangpy reads Python stacks without Python debug info. Commands: py-bt, py-bt-full,\n"
+     "py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off` shows or\n"
+     "hides Python frames in gdb's bt.",
+     hangpy_status, true},
+    {"hangpy bt", "COMMAND_STATUS",
+     "Show Python frames in gdb's bt in place of the eval loop's frames (on by default).\n"
+     "Usage: hangpy bt on|off   (no argument: show the setting)",
+     hangpy_bt},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> settings_commands() {
-  return {
-      {"hangpy", "COMMAND_STATUS",
-       "Show what hangpy found in the selected process: Python version, threads, warnings.\n"
-       "Usage: hangpy\n"
-       "hangpy reads Python stacks without Python debug info. Commands: py-bt, py-bt-full,\n"
-       "py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off` shows or\n"
-       "hides Python frames in gdb's bt.",
-       hangpy_status, true},
-      {"hangpy bt", "COMMAND_STATUS",
-       "Show Python frames in gdb's bt in place of the eval loop's frames (on by default).\n"
-       "Usage: hangpy bt on|off   (no argument: show the setting)",
-       hangpy_bt},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
@@ -31,8 +32,7 @@ std::map<int64_t, int64_t> gdb_thread_numbers() {
 }
 
 void py_threads(std::string_view argument) {
-  if (argument.find_first_not_of(" \t") != std::string_view::npos)
-    throw UserError("py-threads takes no arguments");
+  refuse_arguments("py-threads", argument);
   Session& session = Session::instance();
   ThreadContext context = session.current_thread();
   const cpython::ProcessStacks& stacks = *context.analysis->stacks;
@@ -64,18 +64,15 @@ void py_threads(std::string_view argument) {
   gdb_write(text);
 }
 
+const CommandList kCommands{
+    {"py-threads", "COMMAND_STACK",
+     "List every Python thread with its innermost Python frame.\n"
+     "Usage: py-threads\n"
+     "Each thread: gdb's thread number, the Python thread id (threading.get_ident()), the\n"
+     "LWP, the thread's name, whether it holds the GIL, and where it is. `*` marks the\n"
+     "selected thread.",
+     py_threads},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> thread_commands() {
-  return {
-      {"py-threads", "COMMAND_STACK",
-       "List every Python thread with its innermost Python frame.\n"
-       "Usage: py-threads\n"
-       "Each thread: gdb's thread number, the Python thread id (threading.get_ident()), the\n"
-       "LWP, the thread's name, whether it holds the GIL, and where it is. `*` marks the\n"
-       "selected thread.",
-       py_threads},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

@@ -2,6 +2,7 @@
 // the process runs), printed in libpython.py's shapes: "name = repr" and "local 'name' = repr".
 #include <fmt/format.h>
 
+#include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
@@ -9,13 +10,6 @@
 
 namespace hangpy::gdbplugin {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  size_t last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
-}
 
 const char* scope_name(cpython::Scope scope) {
   switch (scope) {
@@ -27,7 +21,7 @@ const char* scope_name(cpython::Scope scope) {
 }
 
 void py_locals(std::string_view argument) {
-  if (!trim(argument).empty()) throw UserError("py-locals takes no arguments");
+  refuse_arguments("py-locals", argument);
   auto selected = selected_python_frame();
   if (!selected) return;
   cpython::VariableReader variables = variable_reader(*selected->context.analysis);
@@ -62,22 +56,19 @@ void py_print(std::string_view argument) {
                         variable.variable.repr));
 }
 
+const CommandList kCommands{
+    {"py-locals", "COMMAND_DATA",
+     "Print the local variables of the selected Python frame.\n"
+     "Usage: py-locals\n"
+     "One `name = repr` line per bound local (arguments first), values read from memory.",
+     py_locals},
+    {"py-print", "COMMAND_DATA",
+     "Print a Python variable of the selected Python frame.\n"
+     "Usage: py-print NAME\n"
+     "Looks NAME up like Python does: locals, then the frame's globals, then builtins, and\n"
+     "prints `local|global|builtin 'NAME' = repr`, or `'NAME' not found`.",
+     py_print},
+};
+
 }  // namespace
-
-std::vector<CommandSpec> variable_commands() {
-  return {
-      {"py-locals", "COMMAND_DATA",
-       "Print the local variables of the selected Python frame.\n"
-       "Usage: py-locals\n"
-       "One `name = repr` line per bound local (arguments first), values read from memory.",
-       py_locals},
-      {"py-print", "COMMAND_DATA",
-       "Print a Python variable of the selected Python frame.\n"
-       "Usage: py-print NAME\n"
-       "Looks NAME up like Python does: locals, then the frame's globals, then builtins, and\n"
-       "prints `local|global|builtin 'NAME' = repr`, or `'NAME' not found`.",
-       py_print},
-  };
-}
-
 }  // namespace hangpy::gdbplugin

@@ -1,8 +1,12 @@
 #include "gdbplugin/gdb_target.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "gdbplugin/gdb_api.h"
+#include "gdbplugin/gdb_info.h"
 #include "gdbplugin/python_error.h"
 
 namespace hangpy::gdbplugin {
@@ -51,9 +55,27 @@ Result without_exceptions(const GdbMemory& memory, Body&& body) noexcept {
 
 }  // namespace
 
-GdbTarget::GdbTarget() : inferior_(live_or_core_inferior()), memory_(inferior_) {}
+GdbTarget::GdbTarget() : inferior_(live_or_core_inferior()), memory_(inferior_) {
+  read_snapshot_note();
+}
+
+void GdbTarget::read_snapshot_note() {
+  std::optional<std::string> core = core_file_path();
+  if (!core) return;
+  auto recorded = symbols::read_snapshot_symbols(*core);
+  if (!recorded) {
+    warnings_.push_back(fmt::format("cannot read the notes of {}: {}", *core,
+                                    recorded.error().describe()));
+    return;
+  }
+  if (!*recorded) return;  // an ordinary core: gdb's symbols
+  snapshot_path_ = *core;
+  recorded_symbols_ = std::move(**recorded);
+}
 
 std::optional<uint64_t> GdbTarget::find_symbol(std::string_view name) const {
+  auto recorded = recorded_symbols_.find(std::string(name));
+  if (recorded != recorded_symbols_.end()) return recorded->second;
   if (auto found = symbols_.find(name); found != symbols_.end()) return found->second;
   if (memory_.interrupted()) return std::nullopt;
   auto address = without_exceptions<std::optional<uint64_t>>(memory_, [&] {
@@ -79,6 +101,9 @@ std::vector<cpython::NativeThread> GdbTarget::list_threads() const {
   PyRef list = checked(PyObject_CallMethod(inferior_.get(), "threads", nullptr));
   PyRef sequence = checked(PySequence_Fast(list.get(), "threads() is not a sequence"));
   std::vector<cpython::NativeThread> threads;
+  // Threads gdb has no handle for (no libthread_db: a core without its binaries, a snapshot).
+  std::vector<PyRef> without_handle;
+  std::vector<size_t> without_handle_index;
   Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.get());
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
@@ -88,13 +113,22 @@ std::vector<cpython::NativeThread> GdbTarget::list_threads() const {
       native.lwp = PyLong_AsLongLong(PyTuple_GetItem(ptid.get(), 1));
     if (PyErr_Occurred()) throw PythonErrorSet();
     native.fs_base = thread_pointer(thread);
+    if (native.fs_base == 0) {
+      without_handle.push_back(PyRef::borrow(thread));
+      without_handle_index.push_back(threads.size());
+    }
     threads.push_back(native);
   }
+  // The thread pointer is also the fs_base register, which gdb reads from the core's notes.
+  std::vector<uint64_t> registers = fs_base_registers(without_handle);
+  for (size_t i = 0; i < registers.size(); ++i)
+    threads[without_handle_index[i]].fs_base = registers[i];
   return threads;
 }
 
 std::vector<cpython::MappedModule> GdbTarget::list_modules() const {
-  // Only the paths are of use to the engine (the version probe reads file names).
+  // Only the paths are of use to the engine (the version probe reads file names): the files gdb
+  // loaded, then the files the process maps, which gdb knows even when it has none of them.
   PyRef objfiles = gdb_call("objfiles");
   PyRef sequence = checked(PySequence_Fast(objfiles.get(), "objfiles() is not a sequence"));
   std::vector<cpython::MappedModule> modules;
@@ -106,6 +140,17 @@ std::vector<cpython::MappedModule> GdbTarget::list_modules() const {
     const char* path = PyUnicode_AsUTF8(name.get());
     if (!path) throw PythonErrorSet();
     modules.push_back(cpython::MappedModule{path, 0, 0, 0});
+  }
+  std::map<std::string, size_t> mapped_index;  // a file mapped in several pieces is one module
+  for (const MappedFile& file : mapped_files()) {
+    auto [entry, added] = mapped_index.try_emplace(file.path, modules.size());
+    if (added) {
+      modules.push_back(cpython::MappedModule{file.path, file.start, file.end, 0});
+      continue;
+    }
+    cpython::MappedModule& module = modules[entry->second];
+    module.start = std::min(module.start, file.start);
+    module.end = std::max(module.end, file.end);
   }
   return modules;
 }

@@ -1,14 +1,18 @@
 // The engine's Target over gdb's selected inferior (live process or core): memory through
 // GdbMemory, symbols through the objfiles gdb has loaded (ELF symbols are enough, no debug info
-// needed), threads and files as gdb lists them.
+// needed), threads and files as gdb lists them. A snapshot core (coreanalyze --snapshot) carries
+// the addresses of the symbols its analysis used, in a note: gdb has none of its binaries, so
+// those addresses answer first, as they do in coreanalyze.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cpython/target.h"
 #include "gdbplugin/gdb_memory.h"
+#include "symbols/snapshot_note.h"
 
 namespace hangpy::gdbplugin {
 
@@ -25,7 +29,13 @@ class GdbTarget final : public cpython::Target {
   std::vector<cpython::NativeThread> threads() const override;
   std::vector<cpython::MappedModule> modules() const override;
 
+  // The snapshot core whose symbol note answers find_symbol(); nullopt for other targets.
+  const std::optional<std::string>& snapshot_path() const { return snapshot_path_; }
+  // Problems met while opening the target that still let the analysis go on (one line each).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
  private:
+  void read_snapshot_note();
   // These throw; the Target functions above catch.
   std::vector<cpython::NativeThread> list_threads() const;
   std::vector<cpython::MappedModule> list_modules() const;
@@ -33,6 +43,9 @@ class GdbTarget final : public cpython::Target {
   PyRef inferior_;
   GdbMemory memory_;
   mutable std::map<std::string, std::optional<uint64_t>, std::less<>> symbols_;
+  std::optional<std::string> snapshot_path_;
+  symbols::SnapshotSymbols recorded_symbols_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace hangpy::gdbplugin

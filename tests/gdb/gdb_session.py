@@ -87,8 +87,9 @@ def target_args_core(executable, core):
 
 
 def split_threads(lines):
-    """`thread apply all CMD` output -> {lwp: [lines]} (gdb's "Thread N (... (LWP L) ...):")."""
-    header = re.compile(r"^Thread \d+ \(.*\(LWP (\d+)\).*\):$")
+    """`thread apply all CMD` output -> {lwp: [lines]} (gdb's "Thread N (... (LWP L) ...):", or
+    "Thread N (LWP L):" where gdb has no libthread_db, as on a core without its binaries)."""
+    header = re.compile(r"^Thread \d+ \((?:.*\()?LWP (\d+)\).*:$")
     threads = {}
     current = None
     for line in lines:
@@ -103,10 +104,12 @@ def split_threads(lines):
     return threads
 
 
-def environment_problem():
-    """Why the gdb tests cannot run here, or None."""
+def environment_problem(hangpy_init=None):
+    """Why the gdb tests cannot run here, or None; `hangpy_init`: also the module's init file."""
     if not gdb_path():
         return "gdb is not installed"
     if not os.path.exists("/proc/self/status"):
         return "no /proc"
+    if hangpy_init is not None and not os.path.exists(hangpy_init):
+        return "%s not built (gdb's Python headers missing?)" % hangpy_init
     return None

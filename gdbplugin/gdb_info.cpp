@@ -1,0 +1,164 @@
+#include "gdbplugin/gdb_info.h"
+
+#include <regex>
+#include <string_view>
+
+#include "gdbplugin/gdb_api.h"
+#include "gdbplugin/python_error.h"
+
+namespace hangpy::gdbplugin {
+namespace {
+
+// gdb.execute(command, to_string=True); nullopt when gdb refuses the command.
+std::optional<std::string> execute_to_string(const char* command) {
+  PyRef args = checked(Py_BuildValue("(sOO)", command, Py_False, Py_True));
+  PyRef function = checked(PyObject_GetAttrString(gdb_module(), "execute"));
+  PyObject* output = PyObject_Call(function.get(), args.get(), nullptr);
+  if (!output) {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyRef output_ref = PyRef::steal(output);
+  const char* text = PyUnicode_Check(output) ? PyUnicode_AsUTF8(output) : nullptr;
+  if (!text) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return std::string(text);
+}
+
+// gdb.Inferior.connection (gdb 12 on) says "core" for a core file; without it, `info target`
+// alone tells.
+bool may_be_core() {
+  PyRef inferior = selected_inferior();
+  PyObject* connection = PyObject_GetAttrString(inferior.get(), "connection");
+  if (!connection) {
+    PyErr_Clear();
+    return true;
+  }
+  PyRef connection_ref = PyRef::steal(connection);
+  if (connection == Py_None) return false;
+  PyObject* type = PyObject_GetAttrString(connection, "type");
+  if (!type) {
+    PyErr_Clear();
+    return true;
+  }
+  PyRef type_ref = PyRef::steal(type);
+  return PyUnicode_Check(type) && PyUnicode_CompareWithASCIIString(type, "core") == 0;
+}
+
+// A gdb.Value as an address; nullopt with the Python error set when it is none (unavailable).
+std::optional<uint64_t> value_as_address(PyObject* value) {
+  PyObject* number = PyNumber_Long(value);
+  if (!number) return std::nullopt;
+  PyRef number_ref = PyRef::steal(number);
+  uint64_t result = PyLong_AsUnsignedLongLong(number);
+  if (PyErr_Occurred()) return std::nullopt;
+  return result;
+}
+
+// gdb's selected thread and frame, put back when this goes out of scope (an exception already
+// set stays set).
+class SelectionRestorer {
+ public:
+  SelectionRestorer() : thread_(gdb_call("selected_thread")) {
+    PyObject* frame = PyObject_CallMethod(gdb_module(), "selected_frame", nullptr);
+    if (frame) {
+      frame_ = PyRef::steal(frame);
+    } else {
+      PyErr_Clear();  // "No stack."
+    }
+  }
+  SelectionRestorer(const SelectionRestorer&) = delete;
+  SelectionRestorer& operator=(const SelectionRestorer&) = delete;
+  ~SelectionRestorer() {
+    PyObject* type;
+    PyObject* value;
+    PyObject* traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (thread_.get() != Py_None) call(thread_.get(), "switch");
+    if (frame_) call(frame_.get(), "select");
+    PyErr_Restore(type, value, traceback);
+  }
+
+ private:
+  static void call(PyObject* object, const char* method) {
+    PyObject* result = PyObject_CallMethod(object, method, nullptr);
+    if (result) {
+      Py_DECREF(result);
+    } else {
+      PyErr_Clear();
+    }
+  }
+
+  PyRef thread_;
+  PyRef frame_;
+};
+
+}  // namespace
+
+std::optional<std::string> core_file_path() {
+  if (!may_be_core()) return std::nullopt;
+  // "Local core dump file:\n\t`/path/to/core', file type elf64-x86-64.\n" (gdb's exec.c
+  // print_section_info, under corelow.c's target name).
+  auto text = execute_to_string("info target");
+  if (!text) return std::nullopt;
+  constexpr std::string_view kHeading = "Local core dump file:";
+  size_t heading = text->find(kHeading);
+  if (heading == std::string::npos) return std::nullopt;
+  size_t open = text->find('`', heading + kHeading.size());
+  size_t close = text->find("', file type", open == std::string::npos ? heading : open);
+  if (open == std::string::npos || close == std::string::npos) return std::nullopt;
+  return text->substr(open + 1, close - open - 1);
+}
+
+std::vector<MappedFile> mapped_files() {
+  // "  0x400000  0x41f000  0x1f000  0x0  [r-xp]  /usr/bin/python3.11" (gdb's linux-tdep.c; live
+  // processes have the Perms column, cores do not; anonymous mappings have no path).
+  static const std::regex kMapping(
+      R"(^\s*0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x[0-9a-f]+\s+(?:[r-][w-][x-][ps-]\s+)?(\S.*)$)");
+  std::vector<MappedFile> files;
+  auto text = execute_to_string("info proc mappings");
+  if (!text) return files;
+  size_t at = 0;
+  while (at < text->size()) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    std::string line = text->substr(at, end - at);
+    at = end + 1;
+    std::smatch match;
+    if (!std::regex_match(line, match, kMapping)) continue;
+    MappedFile file;
+    file.start = std::stoull(match[1].str(), nullptr, 16);
+    file.end = std::stoull(match[2].str(), nullptr, 16);
+    file.path = match[3].str();
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+std::vector<uint64_t> fs_base_registers(const std::vector<PyRef>& threads) {
+  std::vector<uint64_t> values(threads.size(), 0);
+  if (threads.empty()) return values;
+  SelectionRestorer restore;
+  PyRef expression = checked(Py_BuildValue("(s)", "$fs_base"));
+  PyRef parse_and_eval = checked(PyObject_GetAttrString(gdb_module(), "parse_and_eval"));
+  for (size_t i = 0; i < threads.size(); ++i) {
+    PyObject* switched = PyObject_CallMethod(threads[i].get(), "switch", nullptr);
+    PyObject* value = switched ? PyObject_Call(parse_and_eval.get(), expression.get(), nullptr)
+                               : nullptr;
+    Py_XDECREF(switched);
+    PyRef value_ref = PyRef::steal(value);
+    std::optional<uint64_t> address = value ? value_as_address(value) : std::nullopt;
+    if (!address) {
+      if (python_interrupt_pending()) throw PythonErrorSet();
+      PyErr_Clear();  // no registers for this thread (or no fs_base on this architecture)
+      continue;
+    }
+    values[i] = *address;
+  }
+  return values;
+}
+
+}  // namespace hangpy::gdbplugin

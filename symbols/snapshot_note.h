@@ -1,0 +1,36 @@
+// The note that makes a snapshot core (coreanalyze --snapshot) self-contained: the symbol
+// addresses the analysis needed, so that reading the snapshot needs none of the original
+// binaries. Written by coreanalyze's snapshot writer; read by coreanalyze's core target and by
+// the gdb plugin (gdb has no binaries for a snapshot either).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "symbols/elf_file.h"
+
+namespace hangpy::symbols {
+
+inline constexpr const char* kSnapshotNoteName = "HANGPY";
+inline constexpr uint32_t kSnapshotSymbolsNoteType = 0x48505901;
+
+using SnapshotSymbols = std::map<std::string, uint64_t>;
+
+// Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.
+std::vector<std::byte> encode_snapshot_symbols(const SnapshotSymbols& symbols);
+// nullopt when `desc` does not follow that encoding (cut short, a name without its NUL).
+std::optional<SnapshotSymbols> decode_snapshot_symbols(std::span<const std::byte> desc);
+
+bool is_snapshot_symbols_note(const ElfNote& note);
+
+// The symbols recorded in the core file at `path`; nullopt when it carries no snapshot note (an
+// ordinary core). Errors: those of ElfFile::open and ElfFile::notes(), kCorrupt when the note
+// cannot be decoded.
+Expected<std::optional<SnapshotSymbols>> read_snapshot_symbols(const std::string& path);
+
+}  // namespace hangpy::symbols

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""gdb test: hangpy in gdb on the corpus's snapshot cores (tests/corpus, `coreanalyze --snapshot`),
+with no binaries: `gdb -c SNAPSHOT`, `load hangpy`, `thread apply all py-bt` must print the
+frames of the snapshot's ground truth. gdb finds no symbols without the binaries; hangpy reads
+them from the note the snapshot carries. Runs on any machine: the corpus needs no interpreter.
+
+  test_gdb_snapshots.py --hangpy-init build/gdbplugin/hangpy.gdb [--corpus tests/corpus]
+                        [--interpreter pyenv-2.7 ...] [--scenario deadlock ...]
+
+Exit status: 0 all passed, 1 a mismatch, 77 gdb, zstd, the module or the corpus is missing
+(ctest's SKIP_RETURN_CODE).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+import gdb_compare  # noqa: E402
+import gdb_session  # noqa: E402
+import run_scenarios  # noqa: E402
+import test_corpus  # noqa: E402  (entries(): the corpus's snapshots)
+
+SKIP = 77
+COMMANDS = [
+    ("py-bt-all", "thread apply all py-bt"),
+    ("status", "hangpy"),
+]
+
+
+def snapshots(corpus, interpreters, scenarios):
+    """[(label, compressed core, truth path)] of the corpus, sorted, filtered by the options."""
+    found = []
+    for label, core, truth in test_corpus.entries(corpus):
+        interpreter, scenario = label.split("/")
+        if (interpreters and interpreter not in interpreters) or \
+                (scenarios and scenario not in scenarios):
+            continue
+        found.append((label, core, truth))
+    return found
+
+
+def with_main_thread_lwp(truth):
+    """Before 3.8 the programs cannot ask for their native thread ids (threading.get_native_id),
+    and a single-threaded one does not: its main thread's LWP is the process id."""
+    for thread in truth["threads"].values():
+        if thread.get("native_id") is None and thread.get("name") == "MainThread":
+            thread["native_id"] = truth["pid"]
+    return truth
+
+
+def check_output(result, truth, core):
+    problems = []
+    if result.returncode != 0:
+        problems.append("gdb exited %d" % result.returncode)
+    try:
+        py_bt = gdb_session.split_threads(result.output("py-bt-all"))
+        status = result.output("status")
+    except KeyError as missing:
+        return problems + ["gdb printed no output for %s; its output:\n%s"
+                           % (missing, result.text[-3000:])]
+    problems += gdb_compare.compare_thread_sections("py-bt", truth, py_bt,
+                                                    gdb_compare.traceback_frames)
+    # The frames must come from the note, not from binaries gdb happened to find.
+    if ("symbols from the snapshot note of %s" % core) not in status:
+        problems.append("`hangpy` does not say the symbols came from the snapshot note: %s"
+                        % status)
+    for line in result.text.splitlines():
+        if "Python Exception" in line or "internal error" in line:
+            problems.append("gdb printed: %s" % line)
+    return problems
+
+
+def run_case(options, compressed, truth_path, workdir):
+    with open(truth_path) as truth_file:
+        truth = with_main_thread_lwp(json.load(truth_file))
+    core = run_scenarios.decompress(compressed, workdir)
+    try:
+        # The core alone: no executable, so gdb loads no binaries (not even ones of this machine
+        # at the paths the core names).
+        result = gdb_session.run_gdb(options, ["-c", core], COMMANDS)
+        return check_output(result, truth, core)
+    except subprocess.TimeoutExpired as error:
+        return [str(error)]
+    finally:
+        os.remove(core)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hangpy-init", required=True, help="build/gdbplugin/hangpy.gdb")
+    parser.add_argument("--corpus", default=os.path.join(REPO, "tests", "corpus"))
+    parser.add_argument("--interpreter", action="append", help="a directory of the corpus")
+    parser.add_argument("--scenario", action="append")
+    args = parser.parse_args()
+    problem = gdb_session.environment_problem(args.hangpy_init)
+    if problem:
+        print("SKIP: %s" % problem)
+        return SKIP
+    if shutil.which("zstd") is None:
+        print("SKIP: zstd is not installed (scripts/install-deps)")
+        return SKIP
+    cases = snapshots(args.corpus, args.interpreter, args.scenario)
+    if not cases:
+        print("SKIP: no snapshots in %s match" % args.corpus)
+        return SKIP
+    options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init)
+    failures = 0
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-snapshots-")
+    try:
+        for label, compressed, truth_path in cases:
+            problems = run_case(options, compressed, truth_path, workdir)
+            test_corpus.report("FAIL" if problems else "PASS", label, problems)
+            failures += bool(problems)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("%d snapshots, %d failed" % (len(cases), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
