@@ -18,6 +18,9 @@ static_assert(sizeof(void*) == 8, "hangpy reads x86-64 cores and is built for x8
 namespace {
 
 constexpr size_t kMaxExecfnLength = 4096;
+// What a page size (AT_PAGESZ) can be; anything else is corruption. Huge pages do not count.
+constexpr uint64_t kMinPageSize = 1024;
+constexpr uint64_t kMaxPageSize = uint64_t{1} << 30;
 
 std::string machine_name(uint16_t machine) {
   switch (machine) {
@@ -80,6 +83,7 @@ Expected<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path) {
   std::unique_ptr<CoreFile> core(new CoreFile(std::move(*elf)));
   core->read_segments();
   core->read_notes();
+  core->take_page_size_from_auxv();
   if (auto execfn = core->auxv_value(AT_EXECFN)) {
     core->execfn_ = core->read_string(*execfn, kMaxExecfnLength);
   }
@@ -194,15 +198,16 @@ void CoreFile::read_auxv(std::span<const std::byte> desc) {
   }
 }
 
-// Layout: count, page_size, count x {start, end, file_page_offset}, then count NUL-terminated
-// paths.
+// Layout: count, unit, count x {start, end, page_offset}, then count NUL-terminated paths; a
+// mapping starts at byte page_offset * unit of its file. The kernel's unit is its page size, but
+// gdb's gcore writes 1 (and byte offsets), so the unit says nothing about the memory's pages.
 void CoreFile::read_nt_file(std::span<const std::byte> desc) {
   const auto count = read_struct<uint64_t>(desc, 0);
-  const auto page_size = read_struct<uint64_t>(desc, 8);
-  if (!count || !page_size) return;
-  if (*page_size == 0 || (*page_size & (*page_size - 1)) != 0) {
+  const auto unit = read_struct<uint64_t>(desc, 8);
+  if (!count || !unit) return;
+  if (*unit == 0 || (*unit & (*unit - 1)) != 0) {
     warnings_.push_back(
-        fmt::format("NT_FILE note has a bad page size {}; mapped files ignored", *page_size));
+        fmt::format("NT_FILE note has a bad page size {}; mapped files ignored", *unit));
     return;
   }
   constexpr uint64_t kEntrySize = 24;
@@ -213,13 +218,13 @@ void CoreFile::read_nt_file(std::span<const std::byte> desc) {
                     *count, (desc.size() - 16) / kEntrySize));
     return;
   }
-  page_size_ = *page_size;
   size_t string_offset = 16 + *count * kEntrySize;
   for (uint64_t i = 0; i < *count; ++i) {
     const size_t entry = 16 + i * kEntrySize;
+    const uint64_t page_offset = *read_struct<uint64_t>(desc, entry + 16);
     FileMapping mapping{*read_struct<uint64_t>(desc, entry),
                         *read_struct<uint64_t>(desc, entry + 8),
-                        *read_struct<uint64_t>(desc, entry + 16),
+                        page_offset * *unit,
                         {}};
     const char* chars = reinterpret_cast<const char*>(desc.data()) + string_offset;
     const size_t length = strnlen(chars, desc.size() - string_offset);
@@ -229,8 +234,25 @@ void CoreFile::read_nt_file(std::span<const std::byte> desc) {
     }
     mapping.path.assign(chars, length);
     string_offset += length + 1;
+    if (page_offset > ~uint64_t{0} / *unit) {
+      warnings_.push_back(fmt::format("NT_FILE maps {} from beyond 2^64 bytes; ignored",
+                                      mapping.path));
+      continue;
+    }
     if (mapping.end > mapping.start) file_mappings_.push_back(std::move(mapping));
   }
+}
+
+void CoreFile::take_page_size_from_auxv() {
+  const auto page_size = auxv_value(AT_PAGESZ);
+  if (!page_size) return;  // keep the default
+  if (*page_size < kMinPageSize || *page_size > kMaxPageSize ||
+      (*page_size & (*page_size - 1)) != 0) {
+    warnings_.push_back(fmt::format("AT_PAGESZ is {}, not a page size; assuming {}", *page_size,
+                                    page_size_));
+    return;
+  }
+  page_size_ = *page_size;
 }
 
 std::optional<uint64_t> CoreFile::auxv_value(uint64_t key) const {
@@ -249,6 +271,15 @@ const CoreSegment* CoreFile::segment_containing(uint64_t address) const {
 }
 
 Expected<void> CoreFile::read(uint64_t address, std::span<std::byte> out) const {
+  return read_segments_at(address, out, true);
+}
+
+Expected<void> CoreFile::read_once(uint64_t address, std::span<std::byte> out) const {
+  return read_segments_at(address, out, false);
+}
+
+Expected<void> CoreFile::read_segments_at(uint64_t address, std::span<std::byte> out,
+                                          bool mapped) const {
   size_t done = 0;
   while (done < out.size()) {
     const uint64_t current = address + done;
@@ -265,8 +296,9 @@ Expected<void> CoreFile::read(uint64_t address, std::span<std::byte> out) const 
     }
     const size_t chunk = static_cast<size_t>(
         std::min<uint64_t>(out.size() - done, segment->available_bytes - offset_in_segment));
-    auto ok =
-        elf_->read_file_offset(segment->file_offset + offset_in_segment, out.subspan(done, chunk));
+    const uint64_t file_offset = segment->file_offset + offset_in_segment;
+    auto ok = mapped ? elf_->read_file_offset(file_offset, out.subspan(done, chunk))
+                     : elf_->read_file_offset_unmapped(file_offset, out.subspan(done, chunk));
     if (!ok) return make_error(ErrorKind::kNotSaved, ok.error().message, current);
     done += chunk;
   }

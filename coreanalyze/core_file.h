@@ -10,10 +10,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <map>
 #include <utility>
 #include <vector>
-
-#include <map>
 
 #include "base/error.h"
 #include "symbols/elf_file.h"
@@ -38,11 +37,11 @@ struct CoreThread {
   user_regs_struct registers{};  // all general registers, including fs_base
 };
 
-// One NT_FILE entry: [start, end) maps `path` from file offset file_page_offset * page_size.
+// One NT_FILE entry: [start, end) maps `path` from byte `file_offset` on.
 struct FileMapping {
   uint64_t start = 0;
   uint64_t end = 0;
-  uint64_t file_page_offset = 0;  // in units of CoreFile::page_size(), as the kernel records it
+  uint64_t file_offset = 0;  // in bytes: the note's page offset times the note's unit
   std::string path;
 };
 
@@ -70,6 +69,8 @@ class CoreFile {
 
   // NT_FILE, in note order (ascending addresses, as the kernel writes it).
   const std::vector<FileMapping>& file_mappings() const { return file_mappings_; }
+  // The process's memory page size: AT_PAGESZ, or 4096 when the core does not say. (NT_FILE's
+  // "page size" is only the unit of its file offsets: the kernel writes 4096, gdb's gcore 1.)
   uint64_t page_size() const { return page_size_; }
 
   // The symbol addresses a snapshot core carries (coreanalyze --snapshot); absent in other cores.
@@ -87,6 +88,9 @@ class CoreFile {
   // be read: kNotSaved (mapped but not in the core, or cut off by truncation) or kUnmapped (no
   // segment). On failure the bytes before that address have been filled.
   Expected<void> read(uint64_t address, std::span<std::byte> out) const;
+  // read() for memory read once, such as the first page of each of hundreds of mapped files: the
+  // same result, copied from the file rather than the mapping (ElfFile::read_file_offset_unmapped).
+  Expected<void> read_once(uint64_t address, std::span<std::byte> out) const;
 
   // The segment containing `address`, if any.
   const CoreSegment* segment_containing(uint64_t address) const;
@@ -100,7 +104,9 @@ class CoreFile {
   void read_prpsinfo(std::span<const std::byte> desc);
   void read_auxv(std::span<const std::byte> desc);
   void read_nt_file(std::span<const std::byte> desc);
+  void take_page_size_from_auxv();
   std::optional<std::string> read_string(uint64_t address, size_t max_length) const;
+  Expected<void> read_segments_at(uint64_t address, std::span<std::byte> out, bool mapped) const;
 
   std::unique_ptr<symbols::ElfFile> elf_;
   std::vector<CoreSegment> segments_;

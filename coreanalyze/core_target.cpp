@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
+#include <mutex>
 #include <unordered_map>
 
 #include "coreanalyze/core_file.h"
@@ -16,32 +16,132 @@ namespace hangpy::coreanalyze {
 namespace {
 
 // How much of a module's first mapping we read from the core to see its ELF header, program
-// headers and build-id note (they sit at the start of the file).
+// headers and build-id note (they sit at the start of the file, nearly always in its first page).
 constexpr uint64_t kMaxHeaderImageBytes = 64 * 1024;
 constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+// What the ELF header the core saved at the start of a module's mapping says.
+struct SavedHeader {
+  std::optional<std::string> build_id;
+  std::vector<symbols::LoadSegment> load_segments;
+};
 
 // One file the core's NT_FILE note maps, possibly in several pieces.
 struct Module {
   std::string recorded_path;
   uint64_t start = 0;
   uint64_t end = 0;
-  std::optional<uint64_t> header_address;          // where file offset 0 is mapped
-  std::unique_ptr<symbols::ElfFile> header_image;  // its first pages as saved in the core
-  std::unique_ptr<symbols::ElfFile> file;          // the file found on this machine
-  bool is_elf = false;
-  uint64_t load_bias = 0;
+  std::optional<uint64_t> header_address;    // where file offset 0 is mapped
+  std::optional<SavedHeader> saved_header;   // absent when the core holds no ELF header there
+  std::optional<std::string> override_path;  // --exe, for the executable
+  // The file found on this machine, looked up on first need (ModuleFiles::file).
+  mutable bool looked_up = false;
+  mutable std::unique_ptr<symbols::ElfFile> file;
 };
 
 uint64_t align_down(uint64_t value, uint64_t alignment) { return value & ~(alignment - 1); }
 
 bool looks_like_binary(const std::string& path) { return path.find(".so") != std::string::npos; }
 
+std::string lookup_path(const Module& module) {
+  std::string path = module.recorded_path;
+  if (path.ends_with(kDeletedSuffix)) path.resize(path.size() - kDeletedSuffix.size());
+  return path;
+}
+
+// Where an ELF64 image's program header table ends (e_phoff + e_phentsize * e_phnum); the
+// largest value when the image is too short to say.
+uint64_t program_headers_end(std::span<const std::byte> image) {
+  Elf64_Ehdr header;
+  if (image.size() < sizeof header) return ~uint64_t{0};
+  std::memcpy(&header, image.data(), sizeof header);
+  if (header.e_phoff > ~uint64_t{0} - uint64_t{header.e_phentsize} * header.e_phnum) {
+    return ~uint64_t{0};
+  }
+  return header.e_phoff + uint64_t{header.e_phentsize} * header.e_phnum;
+}
+
+// Runtime address minus link-time address: where the segment holding file offset 0 was mapped.
+std::optional<uint64_t> load_bias_from(const std::vector<symbols::LoadSegment>& segments,
+                                       uint64_t header_address, uint64_t page_size) {
+  for (const symbols::LoadSegment& segment : segments) {
+    if (align_down(segment.file_offset, page_size) == 0) {
+      return header_address - align_down(segment.vaddr, page_size);
+    }
+  }
+  return std::nullopt;
+}
+
+// The files behind the modules, found on this machine and opened on first need: a PyTorch
+// process maps some 300 files, and an analysis reads from a handful of them.
+class ModuleFiles {
+ public:
+  // `enabled` false (a snapshot core): no file is ever looked up.
+  ModuleFiles(symbols::PathResolver resolver, bool enabled, std::vector<std::string>& warnings)
+      : resolver_(std::move(resolver)), enabled_(enabled), warnings_(warnings) {}
+
+  // The module's file, or nullptr when it is missing or not an ELF file. The first call looks it
+  // up (by build-id when the core saved one) and may add a warning (unreadable file, build-id
+  // mismatch).
+  const symbols::ElfFile* file(const Module& module) const {
+    std::lock_guard lock(mutex_);
+    if (!enabled_ || module.looked_up) return module.file.get();
+    module.looked_up = true;
+    const std::string path = lookup_path(module);
+    const std::optional<std::string> core_build_id =
+        module.saved_header ? module.saved_header->build_id : std::nullopt;
+    std::optional<std::string> found = module.override_path;
+    if (!found) found = resolver_.resolve(path, core_build_id);
+    // Nothing matches the build-id: take a file of the right name anyway and warn below.
+    if (!found && core_build_id) found = resolver_.resolve(path);
+    if (!found) return nullptr;  // reported by exists() for the whole core at once
+    auto file = symbols::ElfFile::open(*found);
+    if (!file) {
+      // A data file mapped by the process (locale archive, shared memory) is no module.
+      if (module.saved_header || module.override_path) warnings_.push_back(file.error().message);
+      return nullptr;
+    }
+    module.file = std::move(*file);
+    const auto& file_build_id = module.file->build_id();
+    if (core_build_id && file_build_id && *core_build_id != *file_build_id) {
+      wrong_binaries_.push_back(fmt::format("the build-id of {} is {}, the core wants {} (for {})",
+                                            *found, *file_build_id, *core_build_id,
+                                            module.recorded_path));
+      warnings_.push_back(wrong_binaries_.back());
+    }
+    return module.file.get();
+  }
+
+  // One line per file opened so far whose build-id is not the one the core recorded.
+  std::vector<std::string> wrong_binaries() const {
+    std::lock_guard lock(mutex_);
+    return wrong_binaries_;
+  }
+
+  // Whether some file stands for the module here (a stat per candidate path, nothing opened).
+  // Call before file(); a module found missing is not looked up again.
+  bool exists(const Module& module) const {
+    std::lock_guard lock(mutex_);
+    if (!enabled_ || module.override_path || module.looked_up) return true;
+    if (resolver_.resolve(lookup_path(module))) return true;
+    module.looked_up = true;
+    return false;
+  }
+
+ private:
+  const symbols::PathResolver resolver_;
+  const bool enabled_;
+  std::vector<std::string>& warnings_;
+  mutable std::vector<std::string> wrong_binaries_;
+  mutable std::mutex mutex_;
+};
+
 // Memory of the core, falling back to the mapped files for pages the core left out.
 class CoreMemory final : public cpython::AddressSpace {
  public:
-  CoreMemory(const CoreFile& core,
+  CoreMemory(const CoreFile& core, const ModuleFiles& files,
              std::vector<std::pair<const FileMapping*, const Module*>> mappings)
-      : core_(core), mappings_(std::move(mappings)) {}
+      : core_(core), files_(files), mappings_(std::move(mappings)) {}
 
   Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
     size_t done = 0;
@@ -73,28 +173,35 @@ class CoreMemory final : public cpython::AddressSpace {
                          [](uint64_t a, const auto& entry) { return a < entry.first->start; });
     if (it == mappings_.begin()) return 0;
     const auto& [mapping, module] = *std::prev(it);
-    if (address >= mapping->end || module->file == nullptr) return 0;
+    if (address >= mapping->end) return 0;
+    const symbols::ElfFile* file = files_.file(*module);
+    if (file == nullptr) return 0;
     const uint64_t page_size = core_.page_size();
     const uint64_t limit = std::min(mapping->end, align_down(address, page_size) + page_size);
     const size_t count = static_cast<size_t>(std::min<uint64_t>(out.size(), limit - address));
-    if (mapping->file_page_offset > ~uint64_t{0} / page_size) return 0;
-    const uint64_t file_offset = address - mapping->start + mapping->file_page_offset * page_size;
-    if (!module->file->read_file_offset(file_offset, out.first(count))) return 0;
+    const uint64_t file_offset = address - mapping->start + mapping->file_offset;
+    if (file_offset < mapping->file_offset) return 0;  // past 2^64
+    if (!file->read_file_offset(file_offset, out.first(count))) return 0;
     return count;
   }
 
   const CoreFile& core_;
+  const ModuleFiles& files_;
   std::vector<std::pair<const FileMapping*, const Module*>> mappings_;  // sorted by start
 };
 
 class CoreTargetImpl final : public CoreTarget {
  public:
   CoreTargetImpl(std::unique_ptr<CoreFile> core, const CoreOptions& options)
-      : core_(std::move(core)), warnings_(core_->warnings()) {
+      : core_(std::move(core)),
+        snapshot_(core_->snapshot_symbols().has_value()),
+        warnings_(core_->warnings()),
+        files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_) {
     collect_modules();
     find_executable();
-    open_module_files(options);
-    memory_ = std::make_unique<CoreMemory>(*core_, sorted_mappings());
+    search_order_ = symbol_search_order();
+    if (!snapshot_) check_module_files(options);
+    memory_ = std::make_unique<CoreMemory>(*core_, files_, sorted_mappings());
     fill_process_info();
   }
 
@@ -105,8 +212,8 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<InputCause> causes() const override {
     std::vector<InputCause> found;
     if (core_->truncation()) found.push_back({InputCause::Kind::kTruncatedCore, *core_->truncation()});
-    for (const std::string& mismatch : wrong_binaries_)
-      found.push_back({InputCause::Kind::kWrongBinary, mismatch});
+    for (std::string& mismatch : files_.wrong_binaries())
+      found.push_back({InputCause::Kind::kWrongBinary, std::move(mismatch)});
     if (missing_files_message_)
       found.push_back({InputCause::Kind::kMissingBinaries, *missing_files_message_});
     return found;
@@ -125,11 +232,12 @@ class CoreTargetImpl final : public CoreTarget {
       if (it != recorded->end()) return it->second;
       return std::nullopt;
     }
-    for (const Module* module : search_order()) {
-      if (module->file == nullptr) continue;
-      auto symbol = module->file->find_symbol(name);
+    for (const Module* module : search_order_) {
+      const symbols::ElfFile* file = files_.file(*module);
+      if (file == nullptr) continue;
+      auto symbol = file->find_symbol(name);
       // A TLS symbol's value is an offset in the thread's block, not an address.
-      if (symbol && symbol->type != STT_TLS) return symbol->value + module->load_bias;
+      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(*module);
     }
     return std::nullopt;
   }
@@ -154,8 +262,11 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<cpython::MappedModule> modules() const override {
     std::vector<cpython::MappedModule> result;
     for (const Module& module : modules_) {
-      if (module.is_elf) {
-        result.push_back({module.recorded_path, module.start, module.end, module.load_bias});
+      // A snapshot keeps the mappings of the modules only, and no load biases.
+      if (snapshot_) {
+        result.push_back({module.recorded_path, module.start, module.end, 0});
+      } else if (is_elf(module)) {
+        result.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
       }
     }
     return result;
@@ -163,24 +274,24 @@ class CoreTargetImpl final : public CoreTarget {
 
  private:
   void collect_modules();
+  void read_saved_header(Module& module) const;
   void find_executable();
-  void open_module_files(const CoreOptions& options);
-  void open_module_file(Module& module, const symbols::PathResolver& resolver,
-                        const std::optional<std::string>& override_path);
-  void read_header_image(Module& module) const;
-  void compute_load_bias(Module& module) const;
+  void check_module_files(const CoreOptions& options);
+  bool is_elf(const Module& module) const;
+  uint64_t load_bias(const Module& module) const;
   void fill_process_info();
   std::vector<std::pair<const FileMapping*, const Module*>> sorted_mappings() const;
-  std::vector<const Module*> search_order() const;
+  std::vector<const Module*> symbol_search_order() const;
 
   std::unique_ptr<CoreFile> core_;
-  std::vector<std::string> warnings_;
-  std::vector<std::string> missing_files_;
+  const bool snapshot_;
+  mutable std::vector<std::string> warnings_;  // ModuleFiles adds to it as files are opened
   std::optional<std::string> missing_files_message_;
-  std::vector<std::string> wrong_binaries_;  // one line per build-id mismatch
+  ModuleFiles files_;
   std::vector<Module> modules_;
   std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
   std::optional<size_t> executable_;       // index into modules_
+  std::vector<const Module*> search_order_;
   std::unique_ptr<CoreMemory> memory_;
   ProcessInfo process_;
 };
@@ -197,27 +308,35 @@ void CoreTargetImpl::collect_modules() {
     Module& module = modules_[it->second];
     module.start = std::min(module.start, mapping.start);
     module.end = std::max(module.end, mapping.end);
-    if (mapping.file_page_offset == 0 && !module.header_address) {
+    if (mapping.file_offset == 0 && !module.header_address) {
       module.header_address = mapping.start;
     }
     module_of_mapping_.push_back(it->second);
   }
-  for (Module& module : modules_) read_header_image(module);
+  for (Module& module : modules_) read_saved_header(module);
 }
 
-void CoreTargetImpl::read_header_image(Module& module) const {
+// The ELF header, program headers and build-id note normally fit in the first page; only when
+// they do not is more read (up to kMaxHeaderImageBytes). Whole pages only: the kernel usually
+// saves just the first page of an unmodified ELF mapping.
+void CoreTargetImpl::read_saved_header(Module& module) const {
   if (!module.header_address) return;
   const uint64_t page_size = core_->page_size();
-  std::vector<std::byte> image;
-  std::vector<std::byte> page(page_size);
-  // Page by page: the kernel usually saves only the first page of an unmodified ELF mapping.
-  while (image.size() < kMaxHeaderImageBytes &&
-         core_->read(*module.header_address + image.size(), page)) {
-    image.insert(image.end(), page.begin(), page.end());
-  }
-  if (image.size() < 4 || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
-  if (auto elf = symbols::ElfFile::from_image(std::move(image), module.recorded_path)) {
-    module.header_image = std::move(*elf);
+  for (uint64_t wanted = std::min(page_size, kMaxHeaderImageBytes);;
+       wanted = kMaxHeaderImageBytes) {
+    std::vector<std::byte> image(wanted);
+    if (auto ok = core_->read_once(*module.header_address, image); !ok) {
+      const auto fault = ok.error().address.value_or(*module.header_address);
+      image.resize(align_down(fault - *module.header_address, page_size));
+    }
+    const bool cut_by_us = image.size() == wanted && wanted < kMaxHeaderImageBytes;
+    if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
+    const bool headers_fit = program_headers_end(image) <= image.size();
+    auto elf = symbols::ElfFile::from_image(std::move(image), module.recorded_path);
+    if (!elf) return;
+    if (cut_by_us && (!headers_fit || !(*elf)->build_id())) continue;  // they lie further on
+    module.saved_header = SavedHeader{(*elf)->build_id(), (*elf)->load_segments()};
+    return;
   }
 }
 
@@ -239,7 +358,7 @@ void CoreTargetImpl::find_executable() {
   // pr_fname is the executable's base name cut to 15 characters.
   if (core_->command().empty()) return;
   for (size_t i = 0; i < modules_.size(); ++i) {
-    const std::string base = std::filesystem::path(modules_[i].recorded_path).filename().string();
+    const std::string base = symbols::base_name(modules_[i].recorded_path);
     if (base.starts_with(core_->command())) {
       executable_ = i;
       return;
@@ -247,82 +366,53 @@ void CoreTargetImpl::find_executable() {
   }
 }
 
-void CoreTargetImpl::open_module_files(const CoreOptions& options) {
-  if (core_->snapshot_symbols()) {
-    // A snapshot holds every page its analysis read: the files are neither needed nor looked up.
-    for (Module& module : modules_) module.is_elf = true;
-    return;
+// What can be told without opening every file: which ones are missing (one warning for all), and
+// the executable, which every symbol lookup reads first.
+void CoreTargetImpl::check_module_files(const CoreOptions& options) {
+  if (options.executable) {
+    if (executable_) {
+      modules_[*executable_].override_path = options.executable;
+    } else {
+      warnings_.push_back(fmt::format(
+          "cannot tell which mapped file is the executable; {} is not used", *options.executable));
+    }
   }
-  const symbols::PathResolver resolver(options.sysroot, options.lib_paths);
-  if (options.executable && !executable_) {
-    warnings_.push_back(fmt::format(
-        "cannot tell which mapped file is the executable; {} is not used", *options.executable));
+  std::vector<std::string> missing;
+  for (const Module& module : modules_) {
+    if (files_.exists(module)) continue;
+    const std::string path = lookup_path(module);
+    if (module.saved_header || looks_like_binary(path)) missing.push_back(path);
   }
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    const bool is_executable = executable_ == i;
-    open_module_file(modules_[i], resolver,
-                     is_executable ? options.executable : std::optional<std::string>{});
-    compute_load_bias(modules_[i]);
-  }
+  if (executable_) files_.file(modules_[*executable_]);
   // One line for every missing file, so that a core from another machine warns once.
-  if (!missing_files_.empty()) {
-    std::string list = missing_files_.front();
-    for (size_t i = 1; i < missing_files_.size() && i < 3; ++i) list += ", " + missing_files_[i];
-    if (missing_files_.size() > 3) list += fmt::format(" and {} more", missing_files_.size() - 3);
+  if (!missing.empty()) {
+    std::string list = missing.front();
+    for (size_t i = 1; i < missing.size() && i < 3; ++i) list += ", " + missing[i];
+    if (missing.size() > 3) list += fmt::format(" and {} more", missing.size() - 3);
     missing_files_message_ = fmt::format("cannot find {} (use --sysroot or --lib-path)", list);
     warnings_.push_back(*missing_files_message_);
   }
 }
 
-void CoreTargetImpl::open_module_file(Module& module, const symbols::PathResolver& resolver,
-                                      const std::optional<std::string>& override_path) {
-  std::string lookup_path = module.recorded_path;
-  if (lookup_path.ends_with(kDeletedSuffix))
-    lookup_path.resize(lookup_path.size() - kDeletedSuffix.size());
-  const std::optional<std::string> core_build_id =
-      module.header_image ? module.header_image->build_id() : std::nullopt;
-  const bool known_elf = module.header_image != nullptr;
-
-  std::optional<std::string> found = override_path;
-  if (!found) found = resolver.resolve(lookup_path, core_build_id);
-  // Nothing matches the build-id: take a file of the right name anyway and warn below.
-  if (!found && core_build_id) found = resolver.resolve(lookup_path);
-  if (!found) {
-    if (known_elf || looks_like_binary(lookup_path)) {
-      missing_files_.push_back(lookup_path);
-    }
-    module.is_elf = known_elf;
-    return;
-  }
-  auto file = symbols::ElfFile::open(*found);
-  if (!file) {
-    // A data file mapped by the process (locale archive, shared memory) is no module.
-    if (known_elf || override_path) warnings_.push_back(file.error().message);
-    module.is_elf = known_elf;
-    return;
-  }
-  module.file = std::move(*file);
-  module.is_elf = true;
-  const auto& file_build_id = module.file->build_id();
-  if (core_build_id && file_build_id && *core_build_id != *file_build_id) {
-    wrong_binaries_.push_back(fmt::format("the build-id of {} is {}, the core wants {} (for {})",
-                                          *found, *file_build_id, *core_build_id,
-                                          module.recorded_path));
-    warnings_.push_back(wrong_binaries_.back());
-  }
+bool CoreTargetImpl::is_elf(const Module& module) const {
+  return module.saved_header || files_.file(module) != nullptr;
 }
 
-void CoreTargetImpl::compute_load_bias(Module& module) const {
-  if (!module.is_elf || !module.header_address) return;
-  const symbols::ElfFile* elf = module.file ? module.file.get() : module.header_image.get();
-  if (elf == nullptr) return;
+// From the program headers the core saved, which are the process's own; from the file only when
+// the core has none (the file may not be the one the process mapped).
+uint64_t CoreTargetImpl::load_bias(const Module& module) const {
+  if (!module.header_address) return 0;
   const uint64_t page_size = core_->page_size();
-  for (const symbols::LoadSegment& segment : elf->load_segments()) {
-    if (align_down(segment.file_offset, page_size) == 0) {
-      module.load_bias = *module.header_address - align_down(segment.vaddr, page_size);
-      return;
+  if (module.saved_header) {
+    if (auto bias = load_bias_from(module.saved_header->load_segments, *module.header_address,
+                                   page_size)) {
+      return *bias;
     }
   }
+  if (const symbols::ElfFile* file = files_.file(module)) {
+    return load_bias_from(file->load_segments(), *module.header_address, page_size).value_or(0);
+  }
+  return 0;
 }
 
 std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted_mappings() const {
@@ -336,11 +426,21 @@ std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted
   return result;
 }
 
-std::vector<const Module*> CoreTargetImpl::search_order() const {
+// The executable, then libpython, then the other modules in address order. libpython comes
+// early, as in the dynamic linker's own search order (it is a direct dependency of the
+// executable); in address order it comes after everything loaded later (mmap goes downwards), and
+// a lookup would open hundreds of files of a PyTorch process first.
+std::vector<const Module*> CoreTargetImpl::symbol_search_order() const {
+  const auto is_libpython = [](const Module& module) {
+    return symbols::base_name(module.recorded_path).starts_with("libpython");
+  };
   std::vector<const Module*> order;
   if (executable_) order.push_back(&modules_[*executable_]);
   for (size_t i = 0; i < modules_.size(); ++i) {
-    if (executable_ != i) order.push_back(&modules_[i]);
+    if (executable_ != i && is_libpython(modules_[i])) order.push_back(&modules_[i]);
+  }
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (executable_ != i && !is_libpython(modules_[i])) order.push_back(&modules_[i]);
   }
   return order;
 }

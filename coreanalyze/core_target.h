@@ -1,6 +1,8 @@
 // A core file as the engine's Target: memory from the core's PT_LOAD segments, falling back to
 // the mapped files (NT_FILE) for read-only file-backed pages the core left out; threads from
 // NT_PRSTATUS; symbols from the mapped ELF files, found through --exe, --sysroot and --lib-path.
+// A mapped file is opened only when a symbol lookup or a read needs it (the executable at once):
+// a PyTorch process maps hundreds.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +46,8 @@ class CoreTarget : public cpython::Target {
   virtual const ProcessInfo& process() const = 0;
   virtual const CoreFile& core() const = 0;
   // Problems that still let analysis go on: truncated segments, binaries not found, build-id
-  // mismatches. One line each.
+  // mismatches. One line each. Files opened later (by find_symbol, memory reads or modules())
+  // add theirs then.
   virtual const std::vector<std::string>& warnings() const = 0;
   // What is wrong with the input itself, most telling first (see InputCause).
   virtual std::vector<InputCause> causes() const = 0;

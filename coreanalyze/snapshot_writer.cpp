@@ -71,11 +71,11 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
 
   std::vector<std::byte> files;
   append_u64(files, core.file_mappings().size());
-  append_u64(files, core.page_size());
+  append_u64(files, 1);  // offsets in bytes, as gdb's gcore writes them: exact whatever the source
   for (const FileMapping& mapping : core.file_mappings()) {
     append_u64(files, mapping.start);
     append_u64(files, mapping.end);
-    append_u64(files, mapping.file_page_offset);
+    append_u64(files, mapping.file_offset);
   }
   for (const FileMapping& mapping : core.file_mappings()) {
     auto name = std::as_bytes(std::span(mapping.path.c_str(), mapping.path.size() + 1));

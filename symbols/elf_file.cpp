@@ -86,9 +86,13 @@ bool is_nameable(const GElf_Sym& sym) {
 }  // namespace
 
 std::string to_hex(std::span<const std::byte> bytes) {
-  std::string hex;
-  hex.reserve(bytes.size() * 2);
-  for (std::byte b : bytes) fmt::format_to(std::back_inserter(hex), "{:02x}", unsigned(b));
+  // By hand: a format call per byte cost more than the rest of opening a file.
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex(bytes.size() * 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    hex[2 * i] = kDigits[std::to_integer<unsigned>(bytes[i]) >> 4];
+    hex[2 * i + 1] = kDigits[std::to_integer<unsigned>(bytes[i]) & 0xf];
+  }
   return hex;
 }
 
@@ -481,6 +485,27 @@ Expected<void> ElfFile::read_file_offset(uint64_t offset, std::span<std::byte> o
                                   path_, out.size(), offset, image_.size()));
   }
   if (!out.empty()) std::memcpy(out.data(), image_.data() + offset, out.size());
+  return {};
+}
+
+Expected<void> ElfFile::read_file_offset_unmapped(uint64_t offset, std::span<std::byte> out) const {
+  if (handles_->fd < 0) return read_file_offset(offset, out);  // an image held in memory
+  if (offset > image_.size() || image_.size() - offset < out.size()) {
+    return read_file_offset(offset, out);  // the same error
+  }
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t count = ::pread(handles_->fd, out.data() + done, out.size() - done,
+                                  static_cast<off_t>(offset + done));
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) {
+      return make_error(ErrorKind::kIo,
+                        fmt::format("{}: cannot read {} bytes at file offset 0x{:x}: {}", path_,
+                                    out.size() - done, offset + done,
+                                    count < 0 ? std::strerror(errno) : "end of file"));
+    }
+    done += static_cast<size_t>(count);
+  }
   return {};
 }
 

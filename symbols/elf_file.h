@@ -85,6 +85,10 @@ class ElfFile {
   Expected<void> read_vaddr(uint64_t vaddr, std::span<std::byte> out) const;
   // Raw bytes of the file. Errors: kNotFound when the range goes past the end of the file.
   Expected<void> read_file_offset(uint64_t offset, std::span<std::byte> out) const;
+  // The same bytes, copied by pread(2) rather than from the mapping: cheaper for pages read once
+  // and scattered over a large file, since touching a mapped page faults in its neighbours too and
+  // they all have to be unmapped again. Errors: as read_file_offset, and kIo when pread fails.
+  Expected<void> read_file_offset_unmapped(uint64_t offset, std::span<std::byte> out) const;
 
  private:
   struct Handles;  // the libelf handle and what backs it (fd or owned buffer)

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hangpy::symbols {
@@ -29,5 +30,8 @@ class PathResolver {
   std::string sysroot_;
   std::vector<std::string> lib_paths_;
 };
+
+// What follows the last '/' of a path (the whole path when it has none; "" when it ends in '/').
+std::string base_name(std::string_view path);
 
 }  // namespace hangpy::symbols

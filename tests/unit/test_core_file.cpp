@@ -15,11 +15,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "coreanalyze/core_file.h"
 #include "coreanalyze/core_target.h"
@@ -81,6 +85,11 @@ struct GeneratedCore {
 };
 
 std::string self_executable() { return fs::read_symlink("/proc/self/exe").string(); }
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 bool read_lwps(int fd, std::set<int64_t>& lwps) {
   while (lwps.size() < 3) {
@@ -375,8 +384,7 @@ TEST_F(CoreFileTest, WrongExecutableGivesBuildIdMismatchWarning) {
 }
 
 TEST_F(CoreFileTest, TruncatedCoreOpensWithWarningAndFaultsPastTheCut) {
-  std::ifstream in(generated_->core_path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> chars = read_bytes(generated_->core_path);
   const size_t whole = chars.size();
   chars.resize(whole / 2);
   const std::string cut = write_file("truncated-core", std::as_bytes(std::span(chars)));
@@ -412,6 +420,155 @@ TEST_F(CoreFileTest, TruncatedCoreOpensWithWarningAndFaultsPastTheCut) {
   auto causes = (*target)->causes();
   ASSERT_FALSE(causes.empty());
   EXPECT_EQ(causes.front().kind, InputCause::Kind::kTruncatedCore);
+}
+
+// Where a note's descriptor lies in a core's bytes (the first note of that owner and type).
+std::optional<std::span<char>> find_note(std::vector<char>& core, std::string_view owner,
+                                         uint32_t type) {
+  Elf64_Ehdr header;
+  if (core.size() < sizeof header) return std::nullopt;
+  std::memcpy(&header, core.data(), sizeof header);
+  for (size_t i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr phdr;
+    const size_t at = header.e_phoff + i * sizeof phdr;
+    if (at + sizeof phdr > core.size()) return std::nullopt;
+    std::memcpy(&phdr, core.data() + at, sizeof phdr);
+    if (phdr.p_type != PT_NOTE || phdr.p_offset + phdr.p_filesz > core.size()) continue;
+    const size_t end = phdr.p_offset + phdr.p_filesz;
+    for (size_t offset = phdr.p_offset; offset + sizeof(Elf64_Nhdr) <= end;) {
+      Elf64_Nhdr note;
+      std::memcpy(&note, core.data() + offset, sizeof note);
+      const size_t name_at = offset + sizeof note;
+      const size_t desc_at = name_at + ((note.n_namesz + 3) & ~size_t{3});
+      if (desc_at + note.n_descsz > end) break;
+      const std::string_view name(core.data() + name_at, note.n_namesz ? note.n_namesz - 1 : 0);
+      if (name == owner && note.n_type == type) {
+        return std::span(core.data() + desc_at, note.n_descsz);
+      }
+      offset = desc_at + ((note.n_descsz + 3) & ~size_t{3});
+    }
+  }
+  return std::nullopt;
+}
+
+uint64_t get_u64(std::span<char> bytes, size_t offset) {
+  uint64_t value;
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;
+}
+
+void put_u64(std::span<char> bytes, size_t offset, uint64_t value) {
+  std::memcpy(bytes.data() + offset, &value, sizeof value);
+}
+
+// The test core with NT_FILE's offsets counted in `unit`s: the kernel writes pages (4096), gdb's
+// gcore bytes (1). Same size, same mappings.
+std::vector<char> with_nt_file_unit(std::vector<char> core, uint64_t unit) {
+  auto desc = find_note(core, "CORE", NT_FILE);
+  if (!desc) {
+    ADD_FAILURE() << "the core has no NT_FILE note";
+    return core;
+  }
+  const uint64_t count = get_u64(*desc, 0);
+  const uint64_t old_unit = get_u64(*desc, 8);
+  put_u64(*desc, 8, unit);
+  for (uint64_t i = 0; i < count; ++i) {
+    const size_t at = 16 + i * 24 + 16;
+    const uint64_t bytes = get_u64(*desc, at) * old_unit;
+    EXPECT_EQ(bytes % unit, 0u);
+    put_u64(*desc, at, bytes / unit);
+  }
+  return core;
+}
+
+// The test core with its AT_PAGESZ entry changed to (key, value).
+std::vector<char> with_page_size_entry(std::vector<char> core, uint64_t key, uint64_t value) {
+  auto desc = find_note(core, "CORE", NT_AUXV);
+  if (!desc) {
+    ADD_FAILURE() << "the core has no NT_AUXV note";
+    return core;
+  }
+  for (size_t at = 0; at + 16 <= desc->size(); at += 16) {
+    if (get_u64(*desc, at) != AT_PAGESZ) continue;
+    put_u64(*desc, at, key);
+    put_u64(*desc, at + 8, value);
+    return core;
+  }
+  ADD_FAILURE() << "the core has no AT_PAGESZ";
+  return core;
+}
+
+// gdb's gcore writes NT_FILE with a "page size" of 1 and byte offsets. That unit must not become
+// the memory's page size (reads would go byte by byte), and the offsets must still be right: the
+// text read from the mapped files (the core saves none) is the process's.
+TEST_F(CoreFileTest, NtFileWrittenByGcoreOrKernelGivesTheSameMappingsAndText) {
+  const uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t text = address_of(reinterpret_cast<const void*>(&text_probe));
+  const uint64_t libc_text = address_of(reinterpret_cast<const void*>(&getpid));
+  std::array<std::byte, 64> own_text{};
+  std::array<std::byte, 64> own_libc_text{};
+  std::memcpy(own_text.data(), reinterpret_cast<const void*>(text), own_text.size());
+  std::memcpy(own_libc_text.data(), reinterpret_cast<const void*>(libc_text), own_libc_text.size());
+
+  const std::vector<char> original = read_bytes(generated_->core_path);
+  for (const uint64_t unit : {uint64_t{1}, page_size}) {
+    SCOPED_TRACE("NT_FILE unit " + std::to_string(unit));
+    const std::vector<char> rewritten = with_nt_file_unit(original, unit);
+    const std::string path =
+        write_file("core-unit-" + std::to_string(unit), std::as_bytes(std::span(rewritten)));
+    auto core = CoreFile::open(path);
+    ASSERT_TRUE(core) << core.error().describe();
+    EXPECT_EQ((*core)->page_size(), page_size);
+    const auto& mappings = (*core)->file_mappings();
+    ASSERT_EQ(mappings.size(), core_->file_mappings().size());
+    bool some_offset_is_not_zero = false;
+    for (size_t i = 0; i < mappings.size(); ++i) {
+      EXPECT_EQ(mappings[i].start, core_->file_mappings()[i].start);
+      EXPECT_EQ(mappings[i].file_offset, core_->file_mappings()[i].file_offset);
+      EXPECT_EQ(mappings[i].path, core_->file_mappings()[i].path);
+      some_offset_is_not_zero |= mappings[i].file_offset != 0;
+    }
+    EXPECT_TRUE(some_offset_is_not_zero);
+
+    CoreOptions options;
+    options.core_path = path;
+    auto target = CoreTarget::open(options);
+    ASSERT_TRUE(target) << target.error().describe();
+    EXPECT_TRUE((*target)->warnings().empty()) << (*target)->warnings().front();
+    std::array<std::byte, 64> bytes{};
+    ASSERT_TRUE((*target)->memory().read(text, bytes));
+    EXPECT_EQ(bytes, own_text);
+    ASSERT_TRUE((*target)->memory().read(libc_text, bytes));
+    EXPECT_EQ(bytes, own_libc_text);
+    EXPECT_EQ((*target)->find_symbol("hangpy_test_core_marker"),
+              address_of(hangpy_test_core_marker));
+  }
+}
+
+TEST_F(CoreFileTest, PageSizeComesFromAuxvNotFromNtFile) {
+  const std::vector<char> gcore_style = with_nt_file_unit(read_bytes(generated_->core_path), 1);
+  const auto open_variant = [&](const std::string& name, uint64_t key, uint64_t value) {
+    const std::vector<char> rewritten = with_page_size_entry(gcore_style, key, value);
+    const std::string path = write_file(name, std::as_bytes(std::span(rewritten)));
+    auto core = CoreFile::open(path);
+    EXPECT_TRUE(core) << core.error().describe();
+    return core ? std::move(*core) : nullptr;
+  };
+  auto big_pages = open_variant("core-16k-pages", AT_PAGESZ, 16384);
+  ASSERT_TRUE(big_pages);
+  EXPECT_EQ(big_pages->page_size(), 16384u);
+  EXPECT_TRUE(big_pages->warnings().empty()) << big_pages->warnings().front();
+
+  auto no_page_size = open_variant("core-no-pagesz", AT_IGNORE, 0);
+  ASSERT_TRUE(no_page_size);
+  EXPECT_FALSE(no_page_size->auxv_value(AT_PAGESZ));
+  EXPECT_EQ(no_page_size->page_size(), 4096u);
+
+  auto bad_page_size = open_variant("core-bad-pagesz", AT_PAGESZ, 3);
+  ASSERT_TRUE(bad_page_size);
+  EXPECT_EQ(bad_page_size->page_size(), 4096u);
+  ASSERT_FALSE(bad_page_size->warnings().empty());
+  EXPECT_EQ(bad_page_size->warnings().front(), "AT_PAGESZ is 3, not a page size; assuming 4096");
 }
 
 TEST(CoreFileErrors, NotACoreIsInvalidInput) {
