@@ -2,7 +2,9 @@
 // replaced by the Python frames that eval-loop call runs. Pure: no I/O, no unwinder.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,5 +30,17 @@ bool is_eval_loop_symbol(std::string_view symbol, std::string_view eval_loop_fun
 std::vector<MergedFrame> splice(const std::vector<NativeFrame>& native,
                                 const cpython::PythonThread& thread,
                                 std::string_view eval_loop_function);
+
+}  // namespace hangpy::native
+
+namespace hangpy::native {
+
+// One OS thread's merged stack, as a shell hands it to the formatters.
+struct MergedStack {
+  int64_t lwp = 0;
+  std::vector<MergedFrame> frames;        // innermost first
+  std::optional<std::string> end_reason;  // why the native walk ended early (NativeStack)
+  std::optional<std::string> error;       // why there is no native stack at all
+};
 
 }  // namespace hangpy::native
