@@ -16,15 +16,12 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 
-SKIP = 77
 NAMES = ["debian-3.11", "pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "pyenv-3.12",
          "pyenv-3.13"]
 # The eval loop and the clones GCC makes of it (.lto_priv.0, .cold, .isra.0).
@@ -138,28 +135,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
-    failed = ran = 0
-    for name in NAMES:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            print("SKIP %s: not installed" % name)
-            continue
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-native-")
-        try:
-            core, _, truth = run_scenarios.capture(interpreter, "deadlock", "gcore", workdir)
-            problems = check_core(args.coreanalyze, core, truth)
-            ran += 1
-            failed += bool(problems)
-            print("%s %s" % ("FAIL" if problems else "PASS", name))
-            for problem in problems:
-                print("     " + problem)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-    if ran == 0:
-        print("SKIP: none of %s is installed" % ", ".join(NAMES))
-        return SKIP
-    print("%d passed, %d failed" % (ran - failed, failed))
-    return 1 if failed else 0
+    return run_scenarios.check_each_interpreter(
+        NAMES, "deadlock", "hangpy-native-",
+        lambda core, truth, interpreter, workdir: [("--native", check_core(args.coreanalyze, core, truth))])
 
 
 if __name__ == "__main__":
