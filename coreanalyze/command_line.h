@@ -14,6 +14,8 @@ struct CommandLine {
   std::optional<cpython::PythonVersion> python;
   std::optional<std::string> snapshot_path;
   bool json = false;
+  bool native = false;      // --native (also set by --native-all)
+  bool native_all = false;  // --native-all: threads that run no Python too
   bool color = false;
 };
 

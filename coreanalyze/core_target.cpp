@@ -225,6 +225,15 @@ class CoreTargetImpl final : public CoreTarget {
     return paths;
   }
 
+  std::optional<std::string> module_file(const std::string& recorded_path) const override {
+    for (const Module& module : modules_) {
+      if (module.recorded_path != recorded_path) continue;
+      const symbols::ElfFile* file = files_.file(module);
+      return file ? std::optional<std::string>(file->path()) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     // A snapshot answers from the addresses it recorded: it needs none of the binaries.
     if (const auto& recorded = core_->snapshot_symbols()) {

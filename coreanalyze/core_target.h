@@ -51,6 +51,10 @@ class CoreTarget : public cpython::Target {
   virtual const std::vector<std::string>& warnings() const = 0;
   // What is wrong with the input itself, most telling first (see InputCause).
   virtual std::vector<InputCause> causes() const = 0;
+  // The host file that stands for the module the core recorded at `recorded_path` (an NT_FILE
+  // path), found as every other read of this target finds it (--exe, --sysroot, --lib-path,
+  // build-id); nullopt when there is none. Opens the file on first need.
+  virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
   // The binaries this target has opened so far (executable, libraries), as host paths.
   virtual std::vector<std::string> opened_files() const = 0;
 };

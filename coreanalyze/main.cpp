@@ -7,12 +7,14 @@
 #include "coreanalyze/command_line.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/exit_codes.h"
+#include "coreanalyze/native_stacks.h"
 #include "coreanalyze/output_file.h"
 #include "coreanalyze/recording_target.h"
 #include "coreanalyze/snapshot_writer.h"
 #include "coreanalyze/stdin_core.h"
 #include "cpython/analyzer.h"
 #include "report/json_report.h"
+#include "report/native_report.h"
 #include "report/stack_report.h"
 
 using namespace hangpy;
@@ -35,14 +37,16 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
   return input;
 }
 
-void print_json(const report::AnalysedInput& input, const cpython::ProcessStacks& stacks) {
+void print_json(const report::AnalysedInput& input, const cpython::ProcessStacks& stacks,
+                const report::MergedStacks* merged) {
   nlohmann::json document = report::process_document(input, stacks);
+  if (merged) report::add_native_stacks(document, stacks, *merged);
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
   fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks) {
+                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged) {
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
@@ -51,7 +55,11 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   report::FileSourceReader sources(line.core.sysroot);
   report::TextStyle style;
   style.color = line.color;
-  fmt::print("{}", report::format_process(stacks, &sources, style));
+  if (merged) {
+    fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all));
+  } else {
+    fmt::print("{}", report::format_process(stacks, &sources, style));
+  }
 }
 
 // A failed analysis in one line, the input's own problem first: a truncated core or a binary that
@@ -132,11 +140,14 @@ int main(int argc, char** argv) {
     if (auto written = write_requested_snapshot(line, **target, recording, *stacks); !written)
       snapshot_error = written.error();
   }
+  std::optional<report::MergedStacks> merged;
+  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all);
+  const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
   const report::AnalysedInput input = analysed_input(given_core, **target);
   if (line.json) {
-    print_json(input, *stacks);
+    print_json(input, *stacks, merged_or_null);
   } else {
-    print_text(line, input, *stacks);
+    print_text(line, input, *stacks, merged_or_null);
   }
   if (snapshot_error) {
     fmt::print(stderr, "coreanalyze: snapshot not written: {}\n", snapshot_error->describe());

@@ -1,7 +1,7 @@
 #include "gdbplugin/frame_filter.h"
 
 #include "gdbplugin/analysis_cache.h"
-#include "gdbplugin/eval_groups.h"
+#include "cpython/eval_groups.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
 
@@ -24,7 +24,7 @@ PyObject* python_frame_groups(PyObject*, PyObject*) {
     if (!context.thread || context.thread->frames.empty()) Py_RETURN_NONE;
     const auto& frames = context.thread->frames;
     PyRef groups = checked(PyList_New(0));
-    for (const FrameRange& range : eval_loop_groups(*context.thread)) {
+    for (const cpython::FrameRange& range : cpython::eval_loop_groups(*context.thread)) {
       PyRef group = checked(PyList_New(0));
       for (size_t i = range.begin; i < range.end; ++i) {
         if (PyList_Append(group.get(), frame_tuple(frames[i]).get()) != 0) throw PythonErrorSet();

@@ -5,7 +5,7 @@
 # `disable frame-filter global hangpy-python-frames`); a disabled filter leaves `bt` to gdb alone.
 #
 # Splicing: the native frames are listed innermost first; so are the groups of Python frames
-# (one group per eval-loop call, see eval_groups.h). The k-th eval-loop frame gets the k-th group.
+# (one group per eval-loop call, see cpython/eval_groups.h). The k-th eval-loop frame gets the k-th group.
 # A filter must never break `bt`: any failure shows the native frames unchanged.
 import gdb
 from gdb.FrameDecorator import FrameDecorator

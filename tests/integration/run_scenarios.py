@@ -113,6 +113,34 @@ def capture(interpreter, scenario, kind, workdir, program_dir=None):
     return core, process.truth_path, truth
 
 
+def check_each_interpreter(names, scenario, prefix, check):
+    """Takes a gcore of `scenario` under each interpreter of `names` that is installed and prints
+    PASS/FAIL for each (label, problems) that `check(core, truth, interpreter, workdir)` returns.
+    Returns the exit status: 0 passed, 1 failed, 77 (skip) when none of them is installed."""
+    failed = ran = 0
+    for name in names:
+        interpreter = interpreters.resolve(name)
+        if interpreter is None:
+            print("SKIP %s: not installed" % name)
+            continue
+        workdir = scenario_workdir(interpreter, prefix)
+        try:
+            core, _, truth = capture(interpreter, scenario, "gcore", workdir)
+            for label, problems in check(core, truth, interpreter, workdir):
+                ran += 1
+                failed += bool(problems)
+                print("%s %s %s" % ("FAIL" if problems else "PASS", name, label))
+                for problem in problems:
+                    print("     " + problem.replace("\n", "\n     "))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if ran == 0:
+        print("SKIP: none of %s is installed" % ", ".join(names))
+        return 77
+    print("%d passed, %d failed" % (ran - failed, failed))
+    return 1 if failed else 0
+
+
 def scenario_workdir(interpreter, prefix):
     """A new temporary directory the interpreter's processes can see (a chroot's processes see
     only files inside it, so for those it is in the chroot's /tmp)."""

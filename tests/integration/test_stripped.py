@@ -17,10 +17,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 
-SKIP = 77
 NAMES = ["debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.9", "pyenv-3.11", "pyenv-3.12",
          "pyenv-3.13"]
 # Names a stripped interpreter still exports; renaming them in .dynstr hides them from lookup.
@@ -76,29 +74,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
-    failed = ran = 0
-    for name in NAMES:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            print("SKIP %s: not installed" % name)
-            continue
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-stripped-")
-        try:
-            core, _, truth = run_scenarios.capture(interpreter, "deadlock", "gcore", workdir)
-            for hide in (False, True):
-                label = "%s %s" % (name, "no runtime symbols" if hide else "strip --strip-all")
-                problems = check_variant(args.coreanalyze, core, truth, interpreter, workdir, hide)
-                ran += 1
-                failed += bool(problems)
-                print("%s %s" % ("FAIL" if problems else "PASS", label))
-                for problem in problems:
-                    print("     " + problem.replace("\n", "\n     "))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-    if ran == 0:
-        return SKIP
-    print("%d passed, %d failed" % (ran - failed, failed))
-    return 1 if failed else 0
+
+    def check(core, truth, interpreter, workdir):
+        for hide in (False, True):
+            label = "no runtime symbols" if hide else "strip --strip-all"
+            yield label, check_variant(args.coreanalyze, core, truth, interpreter, workdir, hide)
+
+    return run_scenarios.check_each_interpreter(NAMES, "deadlock", "hangpy-stripped-", check)
 
 
 if __name__ == "__main__":

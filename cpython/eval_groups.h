@@ -10,7 +10,7 @@
 
 #include "cpython/stacks.h"
 
-namespace hangpy::gdbplugin {
+namespace hangpy::cpython {
 
 // Indexes [begin, end) into PythonThread::frames (innermost first).
 struct FrameRange {
@@ -19,6 +19,6 @@ struct FrameRange {
 };
 
 // One range per eval-loop call, innermost call first.
-std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread);
+std::vector<FrameRange> eval_loop_groups(const PythonThread& thread);
 
-}  // namespace hangpy::gdbplugin
+}  // namespace hangpy::cpython

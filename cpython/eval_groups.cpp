@@ -1,8 +1,8 @@
-#include "gdbplugin/eval_groups.h"
+#include "cpython/eval_groups.h"
 
-namespace hangpy::gdbplugin {
+namespace hangpy::cpython {
 
-std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread) {
+std::vector<FrameRange> eval_loop_groups(const PythonThread& thread) {
   std::vector<FrameRange> groups;
   size_t begin = 0;
   for (size_t i = 0; i < thread.frames.size(); ++i) {
@@ -17,4 +17,4 @@ std::vector<FrameRange> eval_loop_groups(const cpython::PythonThread& thread) {
   return groups;
 }
 
-}  // namespace hangpy::gdbplugin
+}  // namespace hangpy::cpython

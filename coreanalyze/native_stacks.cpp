@@ -1,0 +1,58 @@
+#include "coreanalyze/native_stacks.h"
+
+#include "native/dwfl_core_unwinder.h"
+#include "native/splice.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+// The thread's native stack with, for a Python thread, its Python frames spliced in.
+native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int64_t lwp,
+                                 const cpython::PythonThread* thread,
+                                 std::string_view eval_loop_function) {
+  native::MergedStack merged;
+  merged.lwp = lwp;
+  if (!stack) {
+    merged.error = stack.error().describe();
+    return merged;
+  }
+  merged.end_reason = stack->end_reason;
+  if (thread != nullptr) {
+    merged.frames = native::splice(stack->frames, *thread, eval_loop_function);
+  } else {
+    for (const native::NativeFrame& frame : stack->frames)
+      merged.frames.push_back(native::MergedFrame{frame, std::nullopt});
+  }
+  return merged;
+}
+
+}  // namespace
+
+report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
+                                          const cpython::ProcessStacks& stacks, bool all_threads) {
+  native::DwflCoreOptions unwinder_options;
+  unwinder_options.core_path = options.core_path;
+  unwinder_options.sysroot = options.sysroot;
+  unwinder_options.module_file = [&target](const std::string& recorded_path) {
+    return target.module_file(recorded_path);
+  };
+  auto opened = native::DwflCoreUnwinder::open(std::move(unwinder_options));
+  auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
+    if (!opened) return std::unexpected(opened.error());
+    return (*opened)->unwind(lwp);
+  };
+  const std::string_view eval_loop = stacks.layout ? stacks.layout->eval_loop_function : "";
+  report::MergedStacks merged;
+  for (const cpython::PythonThread& thread : stacks.threads) {
+    if (!thread.native_thread_id) continue;
+    const auto lwp = static_cast<int64_t>(*thread.native_thread_id);
+    merged[lwp] = merged_stack(unwind(lwp), lwp, &thread, eval_loop);
+  }
+  if (all_threads && stacks.threads_without_python) {
+    for (int64_t lwp : *stacks.threads_without_python)
+      merged[lwp] = merged_stack(unwind(lwp), lwp, nullptr, eval_loop);
+  }
+  return merged;
+}
+
+}  // namespace hangpy::coreanalyze

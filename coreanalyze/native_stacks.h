@@ -1,0 +1,17 @@
+// coreanalyze --native: the core's threads unwound by libdwfl (behind native::NativeUnwinder),
+// with each Python thread's frames spliced in where its eval loop runs them.
+#pragma once
+
+#include "coreanalyze/core_target.h"
+#include "cpython/stacks.h"
+#include "report/native_report.h"
+
+namespace hangpy::coreanalyze {
+
+// The merged stack of every Python thread with a known LWP and, with `all_threads`, the native
+// stack of every thread that runs no Python. A core libdwfl cannot read gives every thread an
+// error instead of a stack. Module files are the ones `target` resolves.
+report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
+                                          const cpython::ProcessStacks& stacks, bool all_threads);
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,234 @@
+#include "native/dwfl_core_unwinder.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "native/dwfl_handles.h"
+#include "native/dwfl_symbolizer.h"
+
+namespace hangpy::native {
+namespace {
+
+constexpr unsigned kDwarfRegisterRsp = 7;  // x86-64 psABI DWARF register number of %rsp
+
+std::string dwfl_message() { return dwfl_errmsg(-1); }
+
+// The sysroot's separate debug file for a build-id: .build-id/xx/yyyy.debug.
+std::string build_id_debug_path(const std::string& sysroot, const unsigned char* bits, int size) {
+  std::string hex;
+  for (int i = 0; i < size; ++i) hex += fmt::format("{:02x}", bits[i]);
+  return fmt::format("{}/usr/lib/debug/.build-id/{}/{}.debug", sysroot, hex.substr(0, 2),
+                     hex.substr(2));
+}
+
+}  // namespace
+
+struct DwflCoreUnwinder::Impl {
+  DwflCoreOptions options;
+  FileDescriptor core_fd;
+  ElfHandle core_elf;
+  Dwfl_Callbacks callbacks{};
+  DwflHandle dwfl;  // declared last: ended before the core it reads
+  std::optional<std::map<int64_t, NativeStack>> stacks;
+  std::optional<Error> walk_error;
+
+  // libdwfl's callbacks carry no pointer of ours for the whole session, only per module, so the
+  // Impl that runs a libdwfl call is named here for the length of the call.
+  static thread_local Impl* current;
+  struct Current {
+    explicit Current(Impl* impl) : previous(current) { current = impl; }
+    ~Current() { current = previous; }
+    Impl* previous;
+  };
+
+  static int find_elf(Dwfl_Module* module, void** userdata, const char* module_name,
+                      Dwarf_Addr base, char** file_name, Elf** elf) noexcept;
+  static int find_debuginfo(Dwfl_Module* module, void** userdata, const char* module_name,
+                            Dwarf_Addr base, const char* file_name, const char* debuglink_file,
+                            GElf_Word debuglink_crc, char** debuginfo_file_name) noexcept;
+
+  Expected<void> attach();
+  void walk_all();
+};
+
+thread_local DwflCoreUnwinder::Impl* DwflCoreUnwinder::Impl::current = nullptr;
+
+// "Which file is this module" has one answer: the shell's path resolution. A module it has no
+// file for is left to libdwfl, which then reads what the core holds of it (the vDSO).
+int DwflCoreUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
+                                     const char* module_name, Dwarf_Addr base, char** file_name,
+                                     Elf** elf) noexcept {
+  try {
+    Impl* self = current;
+    if (self == nullptr || module_name == nullptr || !self->options.module_file) return -1;
+    std::optional<std::string> path = self->options.module_file(module_name);
+    if (!path) {
+      // The vDSO and modules the core names by no file: libdwfl builds them from core memory.
+      return dwfl_build_id_find_elf(module, userdata, module_name, base, file_name, elf);
+    }
+    FileDescriptor fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return -1;
+    *file_name = ::strdup(path->c_str());
+    return fd.release();
+  } catch (...) {
+    return -1;  // nothing may cross a C callback
+  }
+}
+
+int DwflCoreUnwinder::Impl::find_debuginfo(Dwfl_Module* module, void** userdata,
+                                           const char* module_name, Dwarf_Addr base,
+                                           const char* file_name, const char* debuglink_file,
+                                           GElf_Word debuglink_crc,
+                                           char** debuginfo_file_name) noexcept {
+  try {
+    Impl* self = current;
+    const unsigned char* bits = nullptr;
+    GElf_Addr vaddr = 0;
+    const int size = dwfl_module_build_id(module, &bits, &vaddr);
+    if (self != nullptr && !self->options.sysroot.empty() && size > 1) {
+      const std::string path = build_id_debug_path(self->options.sysroot, bits, size);
+      FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.get() >= 0) {
+        // libdwfl checks the debug file's build-id against the module's before it uses it.
+        *debuginfo_file_name = ::strdup(path.c_str());
+        return fd.release();
+      }
+    }
+    return dwfl_standard_find_debuginfo(module, userdata, module_name, base, file_name,
+                                        debuglink_file, debuglink_crc, debuginfo_file_name);
+  } catch (...) {
+    return -1;
+  }
+}
+
+Expected<void> DwflCoreUnwinder::Impl::attach() {
+  elf_version(EV_CURRENT);
+  core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (core_fd.get() < 0)
+    return make_error(ErrorKind::kIo,
+                      fmt::format("cannot open {}: {}", options.core_path, std::strerror(errno)));
+  core_elf.reset(elf_begin(core_fd.get(), ELF_C_READ_MMAP, nullptr));
+  if (!core_elf)
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("{}: {}", options.core_path, elf_errmsg(-1)));
+  callbacks.find_elf = &Impl::find_elf;
+  callbacks.find_debuginfo = &Impl::find_debuginfo;
+  callbacks.section_address = dwfl_offline_section_address;
+  dwfl.reset(dwfl_begin(&callbacks));
+  if (!dwfl) return make_error(ErrorKind::kIo, "libdwfl: " + dwfl_message());
+  Current scope(this);
+  if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) < 0)
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("libdwfl cannot read the modules of {}: {}", options.core_path,
+                                  dwfl_message()));
+  dwfl_report_end(dwfl.get(), nullptr, nullptr);
+  if (dwfl_core_file_attach(dwfl.get(), core_elf.get()) < 0)
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("libdwfl cannot read the threads of {}: {}", options.core_path,
+                                  dwfl_message()));
+  return {};
+}
+
+namespace {
+
+struct ThreadWalk {
+  std::vector<RawFrame> frames;
+  std::optional<std::string> end_reason;
+  size_t max_frames = 0;
+};
+
+int on_frame(Dwfl_Frame* state, void* arg) noexcept {
+  auto* walk = static_cast<ThreadWalk*>(arg);
+  try {
+    RawFrame frame;
+    bool is_activation = false;
+    if (!dwfl_frame_pc(state, &frame.pc, &is_activation)) {
+      walk->end_reason = "no pc: " + dwfl_message();
+      return DWARF_CB_ABORT;
+    }
+    frame.is_activation = is_activation;
+    Dwarf_Word sp = 0;
+    if (dwfl_frame_reg(state, kDwarfRegisterRsp, &sp) == 0) frame.sp = sp;
+    // A frame that unwinds to itself would repeat forever (libdwfl has no guard of its own).
+    if (!walk->frames.empty() && walk->frames.back().pc == frame.pc &&
+        walk->frames.back().sp == frame.sp) {
+      walk->end_reason = fmt::format("the frame at pc 0x{:x} repeats", frame.pc);
+      return DWARF_CB_ABORT;
+    }
+    walk->frames.push_back(frame);
+    if (walk->frames.size() >= walk->max_frames) {
+      walk->end_reason = fmt::format("stopped after {} frames", walk->max_frames);
+      return DWARF_CB_ABORT;
+    }
+    return DWARF_CB_OK;
+  } catch (...) {
+    walk->end_reason = "out of memory";
+    return DWARF_CB_ABORT;
+  }
+}
+
+struct AllThreads {
+  std::map<int64_t, ThreadWalk> walks;
+  size_t max_frames = 0;
+};
+
+int on_thread(Dwfl_Thread* thread, void* arg) noexcept {
+  auto* all = static_cast<AllThreads*>(arg);
+  try {
+    ThreadWalk& walk = all->walks[dwfl_thread_tid(thread)];
+    walk.max_frames = all->max_frames;
+    const int result = dwfl_thread_getframes(thread, on_frame, &walk);
+    // -1 is how every walk ends that reaches a frame libdwfl cannot unwind further; a thread's
+    // outermost frame (clone3, _start) has no caller to unwind to, so that is no error by itself.
+    if (result == -1 && !walk.end_reason && walk.frames.empty())
+      walk.end_reason = dwfl_message();
+    return DWARF_CB_OK;
+  } catch (...) {
+    return DWARF_CB_ABORT;
+  }
+}
+
+}  // namespace
+
+void DwflCoreUnwinder::Impl::walk_all() {
+  Current scope(this);
+  AllThreads all;
+  all.max_frames = options.max_frames;
+  if (dwfl_getthreads(dwfl.get(), on_thread, &all) < 0 && all.walks.empty()) {
+    walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
+  }
+  stacks.emplace();
+  for (auto& [lwp, walk] : all.walks) {
+    NativeStack stack;
+    stack.lwp = lwp;
+    stack.frames = symbolize(dwfl.get(), walk.frames);
+    stack.end_reason = std::move(walk.end_reason);
+    stacks->emplace(lwp, std::move(stack));
+  }
+}
+
+DwflCoreUnwinder::DwflCoreUnwinder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DwflCoreUnwinder::~DwflCoreUnwinder() = default;
+
+Expected<std::unique_ptr<DwflCoreUnwinder>> DwflCoreUnwinder::open(DwflCoreOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  if (auto attached = impl->attach(); !attached) return std::unexpected(attached.error());
+  return std::unique_ptr<DwflCoreUnwinder>(new DwflCoreUnwinder(std::move(impl)));
+}
+
+Expected<NativeStack> DwflCoreUnwinder::unwind(int64_t lwp) {
+  if (!impl_->stacks) impl_->walk_all();
+  auto it = impl_->stacks->find(lwp);
+  if (it != impl_->stacks->end()) return it->second;
+  if (impl_->walk_error) return std::unexpected(*impl_->walk_error);
+  return make_error(ErrorKind::kNotFound, fmt::format("the core has no thread with LWP {}", lwp));
+}
+
+}  // namespace hangpy::native

@@ -1,0 +1,45 @@
+// libdwfl (elfutils) over a core file, behind hangpy's NativeUnwinder interface. The module files
+// are the ones the shell's own path resolution found (sysroot, lib-path, build-id check), handed
+// to libdwfl through its find_elf callback; libdwfl never searches for binaries by itself.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "native/unwinder.h"
+
+namespace hangpy::native {
+
+// The host file that stands for a module the core recorded at `recorded_path`; nullopt when
+// there is none (libdwfl then uses what the core itself holds of the module, if anything).
+using ModuleFileFinder = std::function<std::optional<std::string>(const std::string& recorded_path)>;
+
+struct DwflCoreOptions {
+  std::string core_path;
+  ModuleFileFinder module_file;
+  // Separate debug files are looked up by build-id under sysroot + /usr/lib/debug/.build-id first,
+  // then where elfutils looks by default (/usr/lib/debug, .gnu_debuglink next to the file).
+  std::string sysroot;
+  size_t max_frames = 512;  // per thread; a deeper walk ends with an end_reason
+};
+
+class DwflCoreUnwinder final : public NativeUnwinder {
+ public:
+  // Errors: kIo (the core cannot be opened), kInvalidInput (libdwfl does not take it as a core).
+  static Expected<std::unique_ptr<DwflCoreUnwinder>> open(DwflCoreOptions options);
+  ~DwflCoreUnwinder() override;
+
+  // The first call walks every thread of the core at once (libdwfl leaks a core's state when it
+  // is walked thread by thread) and keeps the stacks; later calls answer from them.
+  Expected<NativeStack> unwind(int64_t lwp) override;
+
+ private:
+  struct Impl;
+  explicit DwflCoreUnwinder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hangpy::native

@@ -1,0 +1,119 @@
+#include "native/dwfl_symbolizer.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace hangpy::native {
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* pointer) const { std::free(pointer); }
+};
+
+// The address to look a frame up at: a return address points after the call, possibly at the
+// first byte of the next function (or past a noreturn call's function), so its caller is looked
+// up one byte earlier, as every debugger does.
+uint64_t lookup_pc(const RawFrame& frame) {
+  return frame.is_activation || frame.pc == 0 ? frame.pc : frame.pc - 1;
+}
+
+// Whether libdwfl had call-frame information to unwind from `pc`; without it, elfutils' x86-64
+// backend falls back to the frame pointer. Same order as elfutils' frame_unwind.c: .eh_frame,
+// then .debug_frame.
+bool has_cfi_at(Dwfl_Module* module, uint64_t pc) {
+  if (module == nullptr) return false;
+  for (auto* get_cfi : {dwfl_module_eh_cfi, dwfl_module_dwarf_cfi}) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi = get_cfi(module, &bias);
+    if (cfi == nullptr) continue;
+    Dwarf_Frame* frame = nullptr;
+    if (dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+      std::free(frame);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The linkage (mangled) name where DWARF has one, so that it demangles like a symbol, else the
+// plain name; both followed through DW_AT_abstract_origin/DW_AT_specification.
+std::string die_name(Dwarf_Die* die) {
+  for (int attribute : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    Dwarf_Attribute value;
+    if (dwarf_attr_integrate(die, attribute, &value) == nullptr) continue;
+    if (const char* name = dwarf_formstring(&value)) return name;
+  }
+  return "??";
+}
+
+// The functions inlined at `pc`, innermost first; empty without DWARF.
+std::vector<std::string> inlined_functions(Dwfl_Module* module, uint64_t pc) {
+  std::vector<std::string> names;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
+  if (unit == nullptr) return names;
+  Dwarf_Die* scopes = nullptr;
+  const int count = dwarf_getscopes(unit, pc - bias, &scopes);
+  if (count <= 0) return names;
+  std::unique_ptr<Dwarf_Die, FreeDeleter> owned(scopes);
+  for (int i = 0; i < count; ++i) {
+    const int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) break;  // the function the code really belongs to
+    if (tag == DW_TAG_inlined_subroutine) names.push_back(die_name(&scopes[i]));
+  }
+  return names;
+}
+
+NativeFrame named_frame(Dwfl* dwfl, const RawFrame& raw, FrameHow how,
+                        std::vector<NativeFrame>& out) {
+  NativeFrame frame;
+  frame.pc = raw.pc;
+  frame.sp = raw.sp;
+  frame.how = how;
+  const uint64_t pc = lookup_pc(raw);
+  Dwfl_Module* module = dwfl_addrmodule(dwfl, pc);
+  if (module == nullptr) return frame;
+  Dwarf_Addr start = 0;
+  if (const char* name =
+          dwfl_module_info(module, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr))
+    frame.module = name;
+  frame.module_offset = raw.pc - start;
+  GElf_Off offset = 0;
+  GElf_Sym symbol;
+  if (const char* name =
+          dwfl_module_addrinfo(module, pc, &offset, &symbol, nullptr, nullptr, nullptr)) {
+    frame.symbol = name;
+    frame.offset = offset + (raw.pc - pc);
+  }
+  for (std::string& inlined : inlined_functions(module, pc)) {
+    NativeFrame virtual_frame = frame;
+    virtual_frame.symbol = std::move(inlined);
+    virtual_frame.offset = 0;
+    virtual_frame.inlined = true;
+    out.push_back(std::move(virtual_frame));
+  }
+  return frame;
+}
+
+}  // namespace
+
+std::vector<NativeFrame> symbolize(Dwfl* dwfl, const std::vector<RawFrame>& raw) {
+  std::vector<NativeFrame> frames;
+  frames.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    FrameHow how = FrameHow::kInitial;
+    if (i > 0) {
+      const uint64_t callee_pc = lookup_pc(raw[i - 1]);
+      how = has_cfi_at(dwfl_addrmodule(dwfl, callee_pc), callee_pc) ? FrameHow::kCfi
+                                                                      : FrameHow::kFramePointer;
+    }
+    frames.push_back(named_frame(dwfl, raw[i], how, frames));
+  }
+  return frames;
+}
+
+}  // namespace hangpy::native

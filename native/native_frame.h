@@ -1,0 +1,39 @@
+// A thread's native (machine-code) stack as plain data: what an unwinder found, frame by frame,
+// and how it found each frame. No handles into the unwinder that made it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hangpy::native {
+
+// How a frame was found (breakpad's "trust"): the thread's registers, the caller's call-frame
+// information (.eh_frame/.debug_frame), or the caller's saved frame pointer (a guess that CFI
+// would not need).
+enum class FrameHow { kInitial, kCfi, kFramePointer };
+
+const char* frame_how_name(FrameHow how);  // "initial", "cfi", "frame_pointer"
+
+struct NativeFrame {
+  uint64_t pc = 0;  // the frame's program counter (a return address for every frame but the first)
+  uint64_t sp = 0;  // the stack pointer in this frame (the callee's CFA on x86-64)
+  FrameHow how = FrameHow::kInitial;
+  std::string module;  // the mapped file as the target recorded it; empty when unknown
+  std::string symbol;  // mangled, as the symbol table or DWARF names it; empty when unknown
+  uint64_t offset = 0;  // pc minus the symbol's start (0 for an inlined frame)
+  uint64_t module_offset = 0;  // pc minus the module's load address, for frames with no symbol
+  // A function the compiler inlined into the next (outer) frame: it shares that frame's pc and sp.
+  bool inlined = false;
+};
+
+struct NativeStack {
+  int64_t lwp = 0;
+  std::vector<NativeFrame> frames;  // innermost first
+  // Why the walk ended before the thread's first frame (an unwinder error, a repeated frame, the
+  // frame cap); nullopt when it ended normally or the unwinder cannot tell.
+  std::optional<std::string> end_reason;
+};
+
+}  // namespace hangpy::native
