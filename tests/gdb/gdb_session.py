@@ -106,7 +106,7 @@ def split_threads(lines):
 def environment_problem():
     """Why the gdb tests cannot run here, or None."""
     if not gdb_path():
-        return "gdb is not installed"
+        return "gdb is not installed; to get it: scripts/install-deps"
     if not os.path.exists("/proc/self/status"):
         return "no /proc"
     return None

@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 COREANALYZE_TIMEOUT = 120
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -184,10 +184,9 @@ def check_saved_core(coreanalyze, core, truth_path):
         problems = check_core(coreanalyze, core, host, truth)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%-4s %s" % ("FAIL" if problems else "PASS", core))
-    for problem in problems:
-        print("     " + problem)
-    return 1 if problems else 0
+    results = Results()
+    results.check(core, problems)
+    return results.finish()
 
 
 def main():
@@ -203,21 +202,16 @@ def main():
         print(error.args[0], file=sys.stderr)
         return 2
     if interpreter is None:
-        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        print("SKIP: " + interpreters.not_installed(args.interpreter))
         return SKIP
     print("interpreter: %r, coreanalyze: %s" % (interpreter, args.coreanalyze))
-    failures = 0
+    results = Results()
     for scenario in args.scenario or sorted(SCENARIOS):
         kinds = [args.core_kind] if args.core_kind else SCENARIOS[scenario][1]
         for kind in kinds:
             status, details = run_case(args.coreanalyze, interpreter, scenario, kind)
-            print("%-4s %s (%s core)" % (status, scenario, kind))
-            for detail in details:
-                print("     " + detail)
-            sys.stdout.flush()
-            failures += status == "FAIL"
-    print("%d failed" % failures)
-    return 1 if failures else 0
+            results.report(status, "%s (%s core)" % (scenario, kind), details)
+    return results.finish()
 
 
 if __name__ == "__main__":

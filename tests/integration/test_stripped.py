@@ -19,8 +19,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
+from results import Results  # noqa: E402
 
-SKIP = 77
 NAMES = ["debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.9", "pyenv-3.11", "pyenv-3.12",
          "pyenv-3.13"]
 # Names a stripped interpreter still exports; renaming them in .dynstr hides them from lookup.
@@ -76,29 +76,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
-    failed = ran = 0
+    results = Results()
     for name in NAMES:
         interpreter = interpreters.resolve(name)
         if interpreter is None:
-            print("SKIP %s: not installed" % name)
+            results.report("SKIP", name, [interpreters.not_installed(name)])
             continue
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-stripped-")
         try:
             core, _, truth = run_scenarios.capture(interpreter, "deadlock", "gcore", workdir)
             for hide in (False, True):
                 label = "%s %s" % (name, "no runtime symbols" if hide else "strip --strip-all")
-                problems = check_variant(args.coreanalyze, core, truth, interpreter, workdir, hide)
-                ran += 1
-                failed += bool(problems)
-                print("%s %s" % ("FAIL" if problems else "PASS", label))
-                for problem in problems:
-                    print("     " + problem.replace("\n", "\n     "))
+                results.check(label, check_variant(args.coreanalyze, core, truth, interpreter,
+                                                   workdir, hide))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    if ran == 0:
-        return SKIP
-    print("%d passed, %d failed" % (ran - failed, failed))
-    return 1 if failed else 0
+    return results.finish(skip_when_none_ran=True)
 
 
 if __name__ == "__main__":
