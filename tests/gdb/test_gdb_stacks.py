@@ -101,21 +101,11 @@ def parse_args():
 
 def main():
     args = parse_args()
-    problem = gdb_session.environment_problem()
-    if problem:
-        print("SKIP: %s" % problem)
+    interpreter, options, skip = gdb_session.setup(args.interpreter, args.hangpy_init)
+    if skip:
+        print("SKIP: " + skip)
         return SKIP
-    if not os.path.exists(args.hangpy_init):
-        print("SKIP: %s not built (gdb's Python headers missing?)" % args.hangpy_init)
-        return SKIP
-    interpreter = interpreters.resolve(args.interpreter)
-    if interpreter is None:
-        print("SKIP: " + interpreters.not_installed(args.interpreter))
-        return SKIP
-    settings = interpreters.INTERPRETERS[args.interpreter].gdb
-    options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init,
-                                      hide_debug_info=settings["hide_debug_info"])
-    print("interpreter: %r, debug info hidden: %s" % (interpreter, settings["hide_debug_info"]))
+    print("interpreter: %r, debug info hidden: %s" % (interpreter, options.hide_debug_info))
     results = Results()
     for scenario in args.scenario or sorted(run_scenarios.SCENARIOS):
         for mode in args.mode or MODES:

@@ -189,13 +189,9 @@ def main():
                                  if interpreters.INTERPRETERS[name].gdb["libpython"]])
     parser.add_argument("--hangpy-init", required=True)
     args = parser.parse_args()
-    problem = gdb_session.environment_problem()
-    if problem or not os.path.exists(args.hangpy_init):
-        print("SKIP: %s" % (problem or "%s not built" % args.hangpy_init))
-        return SKIP
-    interpreter = interpreters.resolve(args.interpreter)
-    if interpreter is None:
-        print("SKIP: " + interpreters.not_installed(args.interpreter))
+    interpreter, _, skip = gdb_session.setup(args.interpreter, args.hangpy_init)
+    if skip:
+        print("SKIP: " + skip)
         return SKIP
     if not os.path.exists(libpython_script(interpreter.executable)):
         print("SKIP: no libpython.py at %s; to get it: scripts/install-deps (python3.11-dbg)"

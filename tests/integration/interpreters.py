@@ -149,6 +149,17 @@ def not_installed(name):
                                                                       entry.how_to_get)
 
 
+def each_installed(names, results):
+    """(name, Interpreter) for each of `names` that is installed; each other one is reported to
+    `results` (a results.Results) as skipped, saying how to get it."""
+    for name in names:
+        interpreter = resolve(name)
+        if interpreter is None:
+            results.report("SKIP", name, [not_installed(name)])
+        else:
+            yield name, interpreter
+
+
 # Test groups (--names) -> which rows they hold.
 GROUPS = {
     "integration": lambda entry: True,

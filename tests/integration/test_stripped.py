@@ -77,11 +77,7 @@ def main():
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
     results = Results()
-    for name in NAMES:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            results.report("SKIP", name, [interpreters.not_installed(name)])
-            continue
+    for name, interpreter in interpreters.each_installed(NAMES, results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-stripped-")
         try:
             core, _, truth = run_scenarios.capture(interpreter, "deadlock", "gcore", workdir)

@@ -79,11 +79,7 @@ def main():
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
     results = Results()
-    for name in NAMES:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            results.report("SKIP", name, [interpreters.not_installed(name)])
-            continue
+    for name, interpreter in interpreters.each_installed(NAMES, results):
         workdir = tempfile.mkdtemp(prefix="hangpy-subinterp-")
         try:
             problems = run_one(args.coreanalyze, interpreter, workdir)
