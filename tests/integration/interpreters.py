@@ -108,9 +108,15 @@ class Interpreter(object):
         """argv that runs the interpreter with `args` in `guest_cwd`, keeping the same pid."""
         if self.root is None:
             return [self.executable] + list(args)
-        # chroot(8) changes to "/"; a shell that execs keeps the pid the caller waits on.
-        return ["chroot", self.root, "/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh",
-                guest_cwd, self.executable] + list(args)
+        # The programs read /proc/self (their ground truth lists the process's kernel threads),
+        # and the chroots keep no /proc mounted: it is mounted in a mount namespace of the
+        # process's own, which goes away with it. unshare without --fork, chroot(8) and the
+        # shells all exec, so the pid stays the one the caller waits on; the inner shell
+        # changes to `guest_cwd` (chroot changes to "/").
+        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" '
+                        '/bin/sh -c \'cd "$1" && shift && exec "$@"\' sh "$@"')
+        return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", in_namespace,
+                "sh", self.root, guest_cwd, self.executable] + list(args)
 
     def __repr__(self):
         where = " in " + self.root if self.root else ""
