@@ -7,6 +7,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "integration"))
+import interpreters  # noqa: E402
 
 GDB_TIMEOUT = 300
 MARKER = "@@@hangpy-test@@@"
@@ -107,9 +112,25 @@ def split_threads(lines):
 def environment_problem(hangpy_init=None):
     """Why the gdb tests cannot run here, or None; `hangpy_init`: also the module's init file."""
     if not gdb_path():
-        return "gdb is not installed"
+        return "gdb is not installed; to get it: scripts/install-deps"
     if not os.path.exists("/proc/self/status"):
         return "no /proc"
     if hangpy_init is not None and not os.path.exists(hangpy_init):
         return "%s not built (gdb's Python headers missing?)" % hangpy_init
     return None
+
+
+def setup(interpreter_name, hangpy_init):
+    """What a gdb test under `interpreter_name` needs: (Interpreter, GdbOptions with its row's gdb
+    settings, None), or (None, None, why the test must skip)."""
+    problem = environment_problem()
+    if problem:
+        return None, None, problem
+    if not os.path.exists(hangpy_init):
+        return None, None, "%s not built (gdb's Python headers missing?)" % hangpy_init
+    interpreter = interpreters.resolve(interpreter_name)
+    if interpreter is None:
+        return None, None, interpreters.not_installed(interpreter_name)
+    settings = interpreters.INTERPRETERS[interpreter_name].gdb
+    return interpreter, GdbOptions(hangpy_init=hangpy_init,
+                                   hide_debug_info=settings["hide_debug_info"]), None

@@ -24,11 +24,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 sys.path.insert(0, HERE)
 import cores  # noqa: E402
 import gdb_compare  # noqa: E402
-import gdb_interpreters  # noqa: E402
 import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 COMMANDS_WITH_HELP = ["py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-locals",
                       "py-print", "py-threads", "hangpy", "hangpy bt"]
 # A C expression (needs the interpreter's debug info) for a thread state's innermost-frame
@@ -303,7 +302,7 @@ def run_loading_and_help(options, checks):
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interpreter", required=True,
-                        choices=sorted(gdb_interpreters.GDB_INTERPRETERS))
+                        choices=interpreters.names("gdb"))
     parser.add_argument("--hangpy-init", required=True)
     return parser.parse_args()
 
@@ -316,9 +315,9 @@ def main():
         return SKIP
     interpreter = interpreters.resolve(args.interpreter)
     if interpreter is None:
-        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        print("SKIP: " + interpreters.not_installed(args.interpreter))
         return SKIP
-    settings = gdb_interpreters.GDB_INTERPRETERS[args.interpreter]
+    settings = interpreters.INTERPRETERS[args.interpreter].gdb
     options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init,
                                       hide_debug_info=settings["hide_debug_info"])
     cases = [
@@ -331,7 +330,7 @@ def main():
          lambda checks: run_corrupted_frame_pointer(interpreter, args.hangpy_init, checks)),
         ("load and help", lambda checks: run_loading_and_help(options, checks)),
     ]
-    failures = 0
+    results = Results()
     for name, case in cases:
         checks = Checks()
         try:
@@ -339,14 +338,11 @@ def main():
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
             checks.problems.append("%s: %s" % (type(error).__name__, error))
             skipped = None
-        status = "SKIP" if skipped else ("FAIL" if checks.problems else "PASS")
-        print("%-4s %s%s" % (status, name, " (%s)" % skipped if skipped else ""))
-        for problem_text in checks.problems:
-            print("     " + problem_text)
-        sys.stdout.flush()
-        failures += status == "FAIL"
-    print("%d failed" % failures)
-    return 1 if failures else 0
+        if skipped:
+            results.report("SKIP", "%s (%s)" % (name, skipped), checks.problems)
+        else:
+            results.check(name, checks.problems)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -21,12 +21,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 sys.path.insert(0, HERE)
 import cores  # noqa: E402
 import gdb_compare  # noqa: E402
-import gdb_interpreters  # noqa: E402
 import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402  (its SCENARIOS table: the programs and what they do)
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 MODES = ("live", "core")
 COMMANDS = [
     ("py-bt-all", "thread apply all py-bt"),
@@ -93,7 +92,7 @@ def run_case(options, interpreter, scenario, mode):
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interpreter", required=True,
-                        choices=sorted(gdb_interpreters.GDB_INTERPRETERS))
+                        choices=interpreters.names("gdb"))
     parser.add_argument("--hangpy-init", required=True, help="build/gdbplugin/hangpy.gdb")
     parser.add_argument("--mode", choices=MODES, action="append")
     parser.add_argument("--scenario", choices=sorted(run_scenarios.SCENARIOS), action="append")
@@ -102,32 +101,17 @@ def parse_args():
 
 def main():
     args = parse_args()
-    problem = gdb_session.environment_problem()
-    if problem:
-        print("SKIP: %s" % problem)
+    interpreter, options, skip = gdb_session.setup(args.interpreter, args.hangpy_init)
+    if skip:
+        print("SKIP: " + skip)
         return SKIP
-    if not os.path.exists(args.hangpy_init):
-        print("SKIP: %s not built (gdb's Python headers missing?)" % args.hangpy_init)
-        return SKIP
-    interpreter = interpreters.resolve(args.interpreter)
-    if interpreter is None:
-        print("SKIP: interpreter %s is not installed" % args.interpreter)
-        return SKIP
-    settings = gdb_interpreters.GDB_INTERPRETERS[args.interpreter]
-    options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init,
-                                      hide_debug_info=settings["hide_debug_info"])
-    print("interpreter: %r, debug info hidden: %s" % (interpreter, settings["hide_debug_info"]))
-    failures = 0
+    print("interpreter: %r, debug info hidden: %s" % (interpreter, options.hide_debug_info))
+    results = Results()
     for scenario in args.scenario or sorted(run_scenarios.SCENARIOS):
         for mode in args.mode or MODES:
             status, details = run_case(options, interpreter, scenario, mode)
-            print("%-4s %s (%s)" % (status, scenario, mode))
-            for detail in details:
-                print("     " + detail)
-            sys.stdout.flush()
-            failures += status == "FAIL"
-    print("%d failed" % failures)
-    return 1 if failures else 0
+            results.report(status, "%s (%s)" % (scenario, mode), details)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -30,11 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 sys.path.insert(0, HERE)
 import cores  # noqa: E402
 import gdb_compare  # noqa: E402
-import gdb_interpreters  # noqa: E402
 import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unicode_names.py")
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
@@ -186,32 +185,23 @@ def run_case(interpreter, init, program):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interpreter", required=True,
-                        choices=sorted(name for name, settings
-                                       in gdb_interpreters.GDB_INTERPRETERS.items()
-                                       if settings["libpython"]))
+                        choices=[name for name in interpreters.names("gdb")
+                                 if interpreters.INTERPRETERS[name].gdb["libpython"]])
     parser.add_argument("--hangpy-init", required=True)
     args = parser.parse_args()
-    problem = gdb_session.environment_problem()
-    if problem or not os.path.exists(args.hangpy_init):
-        print("SKIP: %s" % (problem or "%s not built" % args.hangpy_init))
-        return SKIP
-    interpreter = interpreters.resolve(args.interpreter)
-    if interpreter is None:
-        print("SKIP: interpreter %s is not installed" % args.interpreter)
+    interpreter, _, skip = gdb_session.setup(args.interpreter, args.hangpy_init)
+    if skip:
+        print("SKIP: " + skip)
         return SKIP
     if not os.path.exists(libpython_script(interpreter.executable)):
-        print("SKIP: no libpython.py at %s" % libpython_script(interpreter.executable))
+        print("SKIP: no libpython.py at %s; to get it: scripts/install-deps (python3.11-dbg)"
+              % libpython_script(interpreter.executable))
         return SKIP
-    failures = 0
+    results = Results()
     for program in SCENARIOS:
         status, details = run_case(interpreter, args.hangpy_init, program)
-        print("%-4s %s" % (status, program))
-        for detail in details:
-            print("     " + detail)
-        sys.stdout.flush()
-        failures += status == "FAIL"
-    print("%d failed" % failures)
-    return 1 if failures else 0
+        results.report(status, program, details)
+    return results.finish()
 
 
 if __name__ == "__main__":

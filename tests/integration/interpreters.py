@@ -1,12 +1,16 @@
-"""The interpreters the integration tests run, by name, and how to start one.
+"""The interpreters the tests run, by name: where each one lives, how to get it, and whether the
+gdb tests run under it. This table is the only list of them: tests/integration/CMakeLists.txt
+and tests/gdb/CMakeLists.txt read their test names from it at configure time
+(`interpreters.py --names integration|gdb|chroot`).
 
-Adding a version to the test suite is one line in INTERPRETERS plus one name in
-tests/integration/CMakeLists.txt. Names resolve when the test runs, so a machine without that
-interpreter skips the test instead of failing it.
+Adding a version to the test suite is one line in INTERPRETERS. Names resolve when the test runs,
+so a machine without that interpreter skips the test, saying how to get it, instead of failing.
 """
+import argparse
 import glob
 import os
 import re
+import sys
 
 # Where lab/make-debian-pythons.sh builds its chroots (it takes the same ROOT variable).
 CHROOTS = os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots")
@@ -15,29 +19,68 @@ CHROOTS = os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots")
 LOCAL = os.environ.get("HANGPY_LOCAL_PYTHONS", "/var/tmp/ftbuild")
 
 
-def _pyenv(minor):
-    return ("host", "~/.pyenv/versions/%s.*/bin/python%s" % (minor, minor))
+class Entry(object):
+    """One row of the table.
+
+    where: ("host", path or glob) | ("chroot", chroot directory name, path inside the chroot)
+    how_to_get: the command (or steps) that installs it, printed when a test skips for want of it
+    gdb: None when the gdb tests do not run under it, else their options:
+      hide_debug_info: run hangpy with gdb's debug-file-directory pointed away, proving it needs
+                       no Python debug info (Debian's python3.11 is stripped; pyenv's builds
+                       carry their debug info inside the binary, so there it cannot be hidden)
+      libpython:       Debian's libpython.py (python3.11-dbg) is installed for it: compare
+    """
+
+    def __init__(self, where, how_to_get, gdb=None):
+        self.where = where
+        self.how_to_get = how_to_get
+        self.gdb = gdb
 
 
-# name -> ("host", path or glob) | ("chroot", chroot directory name, path inside the chroot)
+def _pyenv(version):
+    """A pyenv build of `version` (X.Y.Z), with the shared libpython the tests expect."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "~/.pyenv/versions/%s.*/bin/python%s" % (minor, minor)),
+                 "PYTHON_CONFIGURE_OPTS=--enable-shared pyenv install %s" % version,
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
+def _chroot(suite, executable):
+    return Entry(("chroot", suite, executable),
+                 "scripts/test --matrix (builds the Debian chroots), or as root: "
+                 "../shared/lab/make-debian-pythons.sh %s" % suite)
+
+
+def _free_threaded(version):
+    """A free-threaded build of `version` (X.Y.Z) that no package provides."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "%s/%s.*t/bin/python%st" % (LOCAL, minor, minor)),
+                 "build CPython v%s from its source, outside the repository: ./configure "
+                 "--disable-gil --prefix=%s/%st && make -j2 && make install (the directory is "
+                 "$HANGPY_LOCAL_PYTHONS when set)" % (version, LOCAL, version),
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
 INTERPRETERS = {
-    "debian-3.11": ("host", "/usr/bin/python3.11"),  # static executable, no .symtab
-    "pyenv-2.7": _pyenv("2.7"),
-    "pyenv-3.6": _pyenv("3.6"),
-    "pyenv-3.7": _pyenv("3.7"),
-    "pyenv-3.8": _pyenv("3.8"),
-    "pyenv-3.9": _pyenv("3.9"),
-    "pyenv-3.10": _pyenv("3.10"),
-    "pyenv-3.11": _pyenv("3.11"),
-    "pyenv-3.12": _pyenv("3.12"),
-    "pyenv-3.13": _pyenv("3.13"),
-    "bullseye-2.7": ("chroot", "bullseye", "/usr/bin/python2.7"),
-    "bullseye-3.9": ("chroot", "bullseye", "/usr/bin/python3.9"),
-    "trixie-3.13": ("chroot", "trixie", "/usr/bin/python3.13"),
-    "sid-3.14": ("chroot", "sid", "/usr/bin/python3.14"),
-    "sid-3.15": ("chroot", "sid", "/usr/bin/python3.15"),
-    "local-3.13t": ("host", LOCAL + "/3.13.*t/bin/python3.13t"),
-    "local-3.14t": ("host", LOCAL + "/3.14.*t/bin/python3.14t"),
+    "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
+                         "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
+                         gdb={"hide_debug_info": True, "libpython": True}),
+    "pyenv-2.7": _pyenv("2.7.18"),
+    "pyenv-3.6": _pyenv("3.6.15"),
+    "pyenv-3.7": _pyenv("3.7.16"),
+    "pyenv-3.8": _pyenv("3.8.18"),
+    "pyenv-3.9": _pyenv("3.9.18"),
+    "pyenv-3.10": _pyenv("3.10.13"),
+    "pyenv-3.11": _pyenv("3.11.7"),
+    "pyenv-3.12": _pyenv("3.12.1"),
+    "pyenv-3.13": _pyenv("3.13.0"),
+    "bullseye-2.7": _chroot("bullseye", "/usr/bin/python2.7"),
+    "bullseye-3.9": _chroot("bullseye", "/usr/bin/python3.9"),
+    "trixie-3.13": _chroot("trixie", "/usr/bin/python3.13"),
+    "sid-3.14": _chroot("sid", "/usr/bin/python3.14"),
+    "sid-3.15": _chroot("sid", "/usr/bin/python3.15"),
+    "local-3.13t": _free_threaded("3.13.15"),
+    "local-3.14t": _free_threaded("3.14.7"),
 }
 
 
@@ -65,9 +108,15 @@ class Interpreter(object):
         """argv that runs the interpreter with `args` in `guest_cwd`, keeping the same pid."""
         if self.root is None:
             return [self.executable] + list(args)
-        # chroot(8) changes to "/"; a shell that execs keeps the pid the caller waits on.
-        return ["chroot", self.root, "/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh",
-                guest_cwd, self.executable] + list(args)
+        # The programs read /proc/self (their ground truth lists the process's kernel threads),
+        # and the chroots keep no /proc mounted: it is mounted in a mount namespace of the
+        # process's own, which goes away with it. unshare without --fork, chroot(8) and the
+        # shells all exec, so the pid stays the one the caller waits on; the inner shell
+        # changes to `guest_cwd` (chroot changes to "/").
+        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" '
+                        '/bin/sh -c \'cd "$1" && shift && exec "$@"\' sh "$@"')
+        return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", in_namespace,
+                "sh", self.root, guest_cwd, self.executable] + list(args)
 
     def __repr__(self):
         where = " in " + self.root if self.root else ""
@@ -82,9 +131,9 @@ def resolve(name):
     """The Interpreter for a table name or an executable path; None when it is not installed."""
     if "/" in name:
         return Interpreter(name, name) if os.access(name, os.X_OK) else None
-    entry = INTERPRETERS.get(name)
-    if entry is None:
+    if name not in INTERPRETERS:
         raise KeyError("unknown interpreter %r; known: %s" % (name, ", ".join(sorted(INTERPRETERS))))
+    entry = INTERPRETERS[name].where
     if entry[0] == "host":
         matches = sorted(glob.glob(os.path.expanduser(entry[1])), key=_version_key)
         matches = [path for path in matches if os.access(path, os.X_OK)]
@@ -94,3 +143,50 @@ def resolve(name):
     if not os.access(interpreter.host_path(entry[2]), os.X_OK):
         return None
     return interpreter
+
+
+def not_installed(name):
+    """The line a test prints when it skips for want of interpreter `name`: what is missing and
+    how to get it."""
+    entry = INTERPRETERS[name]
+    where = entry.where[1] if entry.where[0] == "host" else "%s in %s" % (
+        entry.where[2], os.path.join(CHROOTS, entry.where[1]))
+    return "interpreter %s is not installed (no %s); to get it: %s" % (name, where,
+                                                                      entry.how_to_get)
+
+
+def each_installed(names, results):
+    """(name, Interpreter) for each of `names` that is installed; each other one is reported to
+    `results` (a results.Results) as skipped, saying how to get it."""
+    for name in names:
+        interpreter = resolve(name)
+        if interpreter is None:
+            results.report("SKIP", name, [not_installed(name)])
+        else:
+            yield name, interpreter
+
+
+# Test groups (--names) -> which rows they hold.
+GROUPS = {
+    "integration": lambda entry: True,
+    "gdb": lambda entry: entry.gdb is not None,
+    "chroot": lambda entry: entry.where[0] == "chroot",
+}
+
+
+def names(group):
+    """The names of GROUPS[group]'s rows, in the table's order."""
+    return [name for name, entry in INTERPRETERS.items() if GROUPS[group](entry)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Prints the interpreter names a test group "
+                                     "runs, separated by ';' (a CMake list).")
+    parser.add_argument("--names", choices=sorted(GROUPS), required=True)
+    args = parser.parse_args()
+    sys.stdout.write(";".join(names(args.names)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 COREANALYZE_TIMEOUT = 120
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -114,31 +114,19 @@ def capture(interpreter, scenario, kind, workdir, program_dir=None):
 
 
 def check_each_interpreter(names, scenario, prefix, check):
-    """Takes a gcore of `scenario` under each interpreter of `names` that is installed and prints
-    PASS/FAIL for each (label, problems) that `check(core, truth, interpreter, workdir)` returns.
-    Returns the exit status: 0 passed, 1 failed, 77 (skip) when none of them is installed."""
-    failed = ran = 0
-    for name in names:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            print("SKIP %s: not installed" % name)
-            continue
+    """Takes a gcore of `scenario` under each interpreter of `names` that is installed and reports
+    each (label, problems) that `check(core, truth, interpreter, workdir)` returns. Returns the
+    exit status: 0 passed, 1 failed, 77 (skip) when none of them is installed."""
+    results = Results()
+    for name, interpreter in interpreters.each_installed(names, results):
         workdir = scenario_workdir(interpreter, prefix)
         try:
             core, _, truth = capture(interpreter, scenario, "gcore", workdir)
             for label, problems in check(core, truth, interpreter, workdir):
-                ran += 1
-                failed += bool(problems)
-                print("%s %s %s" % ("FAIL" if problems else "PASS", name, label))
-                for problem in problems:
-                    print("     " + problem.replace("\n", "\n     "))
+                results.check("%s %s" % (name, label), problems)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    if ran == 0:
-        print("SKIP: none of %s is installed" % ", ".join(names))
-        return 77
-    print("%d passed, %d failed" % (ran - failed, failed))
-    return 1 if failed else 0
+    return results.finish(skip_when_none_ran=True)
 
 
 def scenario_workdir(interpreter, prefix):
@@ -212,10 +200,9 @@ def check_saved_core(coreanalyze, core, truth_path):
         problems = check_core(coreanalyze, core, host, truth)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%-4s %s" % ("FAIL" if problems else "PASS", core))
-    for problem in problems:
-        print("     " + problem)
-    return 1 if problems else 0
+    results = Results()
+    results.check(core, problems)
+    return results.finish()
 
 
 def main():
@@ -231,21 +218,16 @@ def main():
         print(error.args[0], file=sys.stderr)
         return 2
     if interpreter is None:
-        print("SKIP: interpreter %s is not installed" % args.interpreter)
+        print("SKIP: " + interpreters.not_installed(args.interpreter))
         return SKIP
     print("interpreter: %r, coreanalyze: %s" % (interpreter, args.coreanalyze))
-    failures = 0
+    results = Results()
     for scenario in args.scenario or sorted(SCENARIOS):
         kinds = [args.core_kind] if args.core_kind else SCENARIOS[scenario][1]
         for kind in kinds:
             status, details = run_case(args.coreanalyze, interpreter, scenario, kind)
-            print("%-4s %s (%s core)" % (status, scenario, kind))
-            for detail in details:
-                print("     " + detail)
-            sys.stdout.flush()
-            failures += status == "FAIL"
-    print("%d failed" % failures)
-    return 1 if failures else 0
+            results.report(status, "%s (%s core)" % (scenario, kind), details)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUFFIX = ".core.zst"
 
@@ -99,13 +99,6 @@ def check_wrong_python(coreanalyze, core, python, workdir):
     return problems, happened
 
 
-def report(status, label, details):
-    print("%-4s %s" % (status, label))
-    for detail in details:
-        print("     " + detail)
-    sys.stdout.flush()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--coreanalyze", default=os.path.join(REPO, "build", "bin", "coreanalyze"))
@@ -121,38 +114,35 @@ def main():
     if not corpus:
         print("no snapshots in %s (scripts/make-corpus makes them)" % args.corpus, file=sys.stderr)
         return 1
-    failures = 0
+    results = Results()
     workdir = tempfile.mkdtemp(prefix="hangpy-corpus-test-")
     try:
         for label, core, truth in corpus:
             problems = check_entry(args.coreanalyze, core, truth, workdir)
-            report("FAIL" if problems else "PASS", label, problems)
-            failures += bool(problems)
+            results.check(label, problems)
         by_label = dict((label, (core, truth)) for label, core, truth in corpus)
         for interpreter, python in RIGHT_PYTHON:
             label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
             name = "%s with --python %s" % (label, python)
             if label not in by_label:
-                report("SKIP", name, ["not in the corpus"])
+                results.report("SKIP", name, ["not in the corpus"])
                 continue
             problems = check_entry(args.coreanalyze, by_label[label][0], by_label[label][1],
                                    workdir, ["--python", python], minor_only=True)
-            report("FAIL" if problems else "PASS", name, problems)
-            failures += bool(problems)
+            results.check(name, problems)
         for interpreter, python in WRONG_PYTHON:
             label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
             name = "%s with --python %s" % (label, python)
             if label not in by_label:
-                report("SKIP", name, ["not in the corpus"])
+                results.report("SKIP", name, ["not in the corpus"])
                 continue
             problems, happened = check_wrong_python(args.coreanalyze, by_label[label][0], python,
                                                     workdir)
-            report("FAIL" if problems else "PASS", name, problems + [happened])
-            failures += bool(problems)
+            results.report("FAIL" if problems else "PASS", name, problems + [happened])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%d snapshots, %d failed" % (len(corpus), failures))
-    return 1 if failures else 0
+    print("%d snapshots in the corpus" % len(corpus))
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+from results import Results  # noqa: E402
 
-SKIP = 77
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs",
                        "subinterpreter.py")
 NAMES = ["pyenv-3.12", "pyenv-3.13", "local-3.13t", "local-3.14t"]
@@ -78,29 +78,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
-    ran = failed = 0
-    for name in NAMES:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            print("SKIP %s: not installed" % name)
-            continue
+    results = Results()
+    for name, interpreter in interpreters.each_installed(NAMES, results):
         workdir = tempfile.mkdtemp(prefix="hangpy-subinterp-")
         try:
             problems = run_one(args.coreanalyze, interpreter, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         if problems is None:
-            print("SKIP %s: no subinterpreters" % name)
-            continue
-        ran += 1
-        failed += bool(problems)
-        print("%s %s" % ("FAIL" if problems else "PASS", name))
-        for problem in problems:
-            print("     " + problem)
-    if ran == 0:
-        return SKIP
-    print("%d passed, %d failed" % (ran - failed, failed))
-    return 1 if failed else 0
+            results.report("SKIP", name, ["no subinterpreters"])
+        else:
+            results.check(name, problems)
+    return results.finish(skip_when_none_ran=True)
 
 
 if __name__ == "__main__":
