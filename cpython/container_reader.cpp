@@ -58,13 +58,19 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::entry_item
 
 Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::dict_items(
     uint64_t dict, size_t cap) const {
-  switch (objects_.layout().variables.dict_model) {
+  const VariablesLayout& v = objects_.layout().variables;
+  if (v.dict_model == DictModel::kOpenTable) return items_open_table(dict, cap);
+  auto keys = read_pointer(objects_.memory(), dict + v.dict_keys);
+  auto values = read_pointer(objects_.memory(), dict + v.dict_values);
+  if (!keys) return std::unexpected(keys.error());
+  if (!values) return std::unexpected(values.error());
+  switch (v.dict_model) {
     case DictModel::kKeysLog2:
-      return items_keys_log2(dict, cap);
+      return items_keys_log2(*keys, *values, cap);
     case DictModel::kKeysSize:
-      return items_keys_size(dict, cap);
+      return items_keys_size(*keys, *values, cap);
     case DictModel::kOpenTable:
-      return items_open_table(dict, cap);
+      break;
   }
   return make_error(ErrorKind::kUnsupported, "unknown dict model");
 }
@@ -72,44 +78,36 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::dict_items
 // 3.11 on: entries follow an index array of 2**dk_log2_index_bytes bytes; unicode-keyed tables
 // hold (key, value) entries, general ones (hash, key, value); split tables keep values apart.
 Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys_log2(
-    uint64_t dict, size_t cap) const {
+    uint64_t keys, uint64_t values, size_t cap) const {
   const VariablesLayout& v = objects_.layout().variables;
   const AddressSpace& memory = objects_.memory();
-  auto keys = read_pointer(memory, dict + v.dict_keys);
-  auto values = read_pointer(memory, dict + v.dict_values);
-  if (!keys) return std::unexpected(keys.error());
-  if (!values) return std::unexpected(values.error());
-  auto index_bytes_log2 = read_value<uint8_t>(memory, *keys + v.keys_log2_index_bytes);
-  auto kind = read_value<uint8_t>(memory, *keys + v.keys_kind);
-  auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
+  auto index_bytes_log2 = read_value<uint8_t>(memory, keys + v.keys_log2_index_bytes);
+  auto kind = read_value<uint8_t>(memory, keys + v.keys_kind);
+  auto count = read_value<int64_t>(memory, keys + v.keys_entry_count);
   if (!index_bytes_log2 || !kind || !count)
-    return make_error(ErrorKind::kCorrupt, "unreadable dict keys", *keys);
+    return make_error(ErrorKind::kCorrupt, "unreadable dict keys", keys);
   if (*index_bytes_log2 > 40 || *count < 0 || *count > kMaxDictEntries)
-    return make_error(ErrorKind::kCorrupt, "implausible dict keys", *keys);
+    return make_error(ErrorKind::kCorrupt, "implausible dict keys", keys);
   const bool general = *kind == 0;
   const uint64_t entry_size = general ? 24 : 16;
   const uint64_t key_offset = general ? 8 : 0;
-  uint64_t entries = *keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
-  return entry_items(EntryTable{entries, entry_size, key_offset, *count}, *values, cap);
+  uint64_t entries = keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
+  return entry_items(EntryTable{entries, entry_size, key_offset, *count}, values, cap);
 }
 
 // 3.6 to 3.10: the index array has dk_size slots of 1, 2, 4 or 8 bytes, then (hash, key, value).
 Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::items_keys_size(
-    uint64_t dict, size_t cap) const {
+    uint64_t keys, uint64_t values, size_t cap) const {
   const VariablesLayout& v = objects_.layout().variables;
   const AddressSpace& memory = objects_.memory();
-  auto keys = read_pointer(memory, dict + v.dict_keys);
-  auto values = read_pointer(memory, dict + v.dict_values);
-  if (!keys) return std::unexpected(keys.error());
-  if (!values) return std::unexpected(values.error());
-  auto size = read_value<int64_t>(memory, *keys + v.keys_size);
-  auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
-  if (!size || !count) return make_error(ErrorKind::kCorrupt, "unreadable dict keys", *keys);
+  auto size = read_value<int64_t>(memory, keys + v.keys_size);
+  auto count = read_value<int64_t>(memory, keys + v.keys_entry_count);
+  if (!size || !count) return make_error(ErrorKind::kCorrupt, "unreadable dict keys", keys);
   if (*size <= 0 || *size > kMaxDictEntries * 2 || *count < 0 || *count > *size)
-    return make_error(ErrorKind::kCorrupt, "implausible dict keys", *keys);
+    return make_error(ErrorKind::kCorrupt, "implausible dict keys", keys);
   uint64_t index_width = *size <= 0xff ? 1 : *size <= 0xffff ? 2 : *size <= 0xffffffffLL ? 4 : 8;
-  uint64_t entries = *keys + v.keys_indices + static_cast<uint64_t>(*size) * index_width;
-  return entry_items(EntryTable{entries, 24, 8, *count}, *values, cap);
+  uint64_t entries = keys + v.keys_indices + static_cast<uint64_t>(*size) * index_width;
+  return entry_items(EntryTable{entries, 24, 8, *count}, values, cap);
 }
 
 // 2.7: ma_table holds ma_mask + 1 slots of (hash, key, value); unused slots have no key or value.

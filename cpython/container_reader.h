@@ -36,9 +36,12 @@ class ContainerReader {
                                                                    uint64_t split_values,
                                                                    size_t cap) const;
   Expected<std::vector<uint64_t>> pointer_array(uint64_t address, int64_t count, size_t cap) const;
-  Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_keys_log2(uint64_t dict,
+  // The keys-object models: `keys` is ma_keys, `values` ma_values (split tables), both read.
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_keys_log2(uint64_t keys,
+                                                                       uint64_t values,
                                                                        size_t cap) const;
-  Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_keys_size(uint64_t dict,
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_keys_size(uint64_t keys,
+                                                                       uint64_t values,
                                                                        size_t cap) const;
   Expected<std::vector<std::pair<uint64_t, uint64_t>>> items_open_table(uint64_t dict,
                                                                         size_t cap) const;

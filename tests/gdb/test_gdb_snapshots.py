@@ -26,8 +26,8 @@ import gdb_compare  # noqa: E402
 import gdb_session  # noqa: E402
 import run_scenarios  # noqa: E402
 import test_corpus  # noqa: E402  (entries(): the corpus's snapshots)
+from results import SKIP, Results  # noqa: E402
 
-SKIP = 77
 COMMANDS = [
     ("py-bt-all", "thread apply all py-bt"),
     ("status", "hangpy"),
@@ -111,17 +111,14 @@ def main():
         print("SKIP: no snapshots in %s match" % args.corpus)
         return SKIP
     options = gdb_session.GdbOptions(hangpy_init=args.hangpy_init)
-    failures = 0
+    results = Results()
     workdir = tempfile.mkdtemp(prefix="hangpy-gdb-snapshots-")
     try:
         for label, compressed, truth_path in cases:
-            problems = run_case(options, compressed, truth_path, workdir)
-            test_corpus.report("FAIL" if problems else "PASS", label, problems)
-            failures += bool(problems)
+            results.check(label, run_case(options, compressed, truth_path, workdir))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%d snapshots, %d failed" % (len(cases), failures))
-    return 1 if failures else 0
+    return results.finish()
 
 
 if __name__ == "__main__":

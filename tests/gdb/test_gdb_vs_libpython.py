@@ -6,8 +6,8 @@ debug info hidden, once with libpython.py auto-loaded and the debug info it need
 What is compared, and what is normalised (each difference is a decision, see docs/gdb.md):
   py-bt     `File` lines and their source lines, in order. libpython also prints lines for C
             calls it recognises by their debug info ("<built-in method ...>", "Waiting for the
-            GIL"); hangpy has no debug info to see them, so those lines are left out. libpython
-            names frames by co_name, hangpy by co_qualname: compared as co_name.
+            GIL"); hangpy has no debug info to see them, so those lines are left out. Both name
+            frames by co_name.
   py-list   the whole listing, at the innermost Python frame.
   py-locals the innermost frame's section ("Locals for NAME" and its lines). libpython prints
             every frame of the innermost eval-loop call; hangpy the selected frame only.
@@ -77,22 +77,12 @@ def collapse_objects(text):
     return ADDRESS.sub("0x?", out)
 
 
-def co_name(qualname_line):
-    """hangpy's `in Outer.inner` -> `in inner` (libpython prints co_name)."""
-    match = gdb_compare.FILE_LINE.match(qualname_line)
-    if not match:
-        return qualname_line
-    name = match.group(3).rsplit(".", 1)[-1] if not match.group(3).startswith("<") else \
-        match.group(3)
-    return '  File "%s", line %s, in %s' % (match.group(1), match.group(2), name)
-
-
-def traceback_lines(lines, rename):
+def traceback_lines(lines):
     """File lines and the source line after each."""
     kept = []
     for index, line in enumerate(lines):
         if gdb_compare.FILE_LINE.match(line):
-            kept.append(co_name(line) if rename else line)
+            kept.append(line)
             if index + 1 < len(lines) and lines[index + 1].startswith("    "):
                 kept.append(lines[index + 1])
     return kept
@@ -129,8 +119,8 @@ def compare_thread(number, names, mine, theirs):
             problems.append("thread %d %s differs:\n      libpython: %s\n      hangpy:    %s"
                             % (number, label, want, got))
 
-    expect_equal("py-bt", traceback_lines(theirs.output(prefix + "py-bt"), False),
-                 traceback_lines(mine.output(prefix + "py-bt"), True))
+    expect_equal("py-bt", traceback_lines(theirs.output(prefix + "py-bt")),
+                 traceback_lines(mine.output(prefix + "py-bt")))
     expect_equal("py-list", theirs.output(prefix + "py-list"), mine.output(prefix + "py-list"))
     expect_equal("py-locals", first_locals_section(theirs.output(prefix + "py-locals")),
                  first_locals_section(mine.output(prefix + "py-locals")))

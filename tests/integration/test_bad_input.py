@@ -22,6 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+from results import Results  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REAL_CORE_INTERPRETER = "debian-3.11"
@@ -257,12 +258,13 @@ def main():
         print("coreanalyze not found at %s (build it first)" % args.coreanalyze, file=sys.stderr)
         return 1
     workdir = tempfile.mkdtemp(prefix="hangpy-bad-input-")
-    failures = 0
+    results = Results()
     try:
         cases = cases_without_core(args.coreanalyze, workdir)
         core = make_real_core(workdir)
         if core is None:
-            print("SKIP cases that need a real core: %s is not installed" % REAL_CORE_INTERPRETER)
+            results.report("SKIP", "cases that need a real core",
+                           [interpreters.not_installed(REAL_CORE_INTERPRETER)])
         else:
             cases += cases_with_core(args.coreanalyze, workdir, core)
         checks = [(name, expect(Run(argv), codes, one_line))
@@ -270,7 +272,8 @@ def main():
         if shutil.which("zstd") and os.path.exists(CORPUS_CORE):
             checks += snapshot_checks(args.coreanalyze, workdir)
         else:
-            print("SKIP cases on a snapshot core: zstd or %s is missing" % CORPUS_CORE)
+            results.report("SKIP", "cases on a snapshot core",
+                           ["zstd or %s is missing" % CORPUS_CORE])
         if core is not None:
             run = Run([args.coreanalyze, truncated_copy(core, os.path.join(workdir, "half.core"))])
             checks.append(("truncated core: the cause comes first",
@@ -281,14 +284,10 @@ def main():
             checks.append(("--exe of another binary: the build-id comes first",
                            first_line_starts(run, "coreanalyze: the build-id of /bin/true is ")))
         for name, problems in checks:
-            print("%-4s %s" % ("FAIL" if problems else "PASS", name))
-            for problem in problems:
-                print("     " + problem)
-            failures += bool(problems)
+            results.check(name, problems)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
 # -*- coding: utf-8 -*-
 """A big process for scripts/bench: 20 threads each 100 Python frames deep, blocked, and more than
 1 GB of heap (one large buffer whose pages are all touched, plus a few million small objects)."""
-import threading
-
 import groundtruth
 
 THREADS = 20
@@ -21,24 +19,10 @@ def fill_heap():
     return big, small
 
 
-def descend(depth, lock):
-    if depth > 1:
-        return descend(depth - 1, lock)
-    groundtruth.announce_blocking()
-    lock.acquire()  # held: never returns
-
-
 def main():
     path = groundtruth.output_path()
     heap = fill_heap()  # noqa: F841 (kept alive while the threads block)
-    groundtruth.start(path, blockers=THREADS + 1)
-    lock = groundtruth.held_lock()
-    workers = [threading.Thread(target=descend, args=(DEPTH, lock), name="deep-%d" % i)
-               for i in range(THREADS)]
-    for worker in workers:
-        worker.start()
-    groundtruth.announce_blocking()
-    workers[0].join()
+    groundtruth.block_in_deep_threads(path, THREADS, DEPTH, "deep")
 
 
 if __name__ == "__main__":

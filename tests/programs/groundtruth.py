@@ -173,6 +173,26 @@ def skip(path, reason):
     sys.exit(0)
 
 
+def _descend_and_block(depth, lock):
+    if depth > 1:
+        return _descend_and_block(depth - 1, lock)
+    announce_blocking()
+    lock.acquire()  # held: never returns
+
+
+def block_in_deep_threads(path, count, depth, name):
+    """The benchmarks' processes: starts the reporter, then `count` threads named NAME-i, each
+    `depth` Python frames deep in this file and blocked on one held lock; blocks the caller."""
+    start(path, blockers=count + 1)
+    lock = held_lock()
+    workers = [threading.Thread(target=_descend_and_block, args=(depth, lock),
+                                name="%s-%d" % (name, i)) for i in range(count)]
+    for worker in workers:
+        worker.start()
+    announce_blocking()
+    workers[0].join()
+
+
 def start_native_thread():
     """Starts an OS thread that never runs Python (as NCCL, gloo or OpenMP threads do): libc's
     sleep(3600) as the thread's start routine, through ctypes. Returns False without ctypes."""

@@ -3,7 +3,6 @@
 one held lock, plus the blocked main thread. Writes its ground truth like tests/programs/ do."""
 import os
 import sys
-import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "programs"))
@@ -13,23 +12,8 @@ THREADS = int(os.environ.get("HANGPY_BENCH_THREADS", "200"))
 DEPTH = 10
 
 
-def descend(depth, lock):
-    if depth > 1:
-        return descend(depth - 1, lock)
-    groundtruth.announce_blocking()
-    lock.acquire()  # held: never returns
-
-
 def main():
-    path = groundtruth.output_path()
-    groundtruth.start(path, blockers=THREADS + 1)
-    lock = groundtruth.held_lock()
-    workers = [threading.Thread(target=descend, args=(DEPTH, lock), name="worker-%d" % i)
-               for i in range(THREADS)]
-    for worker in workers:
-        worker.start()
-    groundtruth.announce_blocking()
-    workers[0].join()
+    groundtruth.block_in_deep_threads(groundtruth.output_path(), THREADS, DEPTH, "worker")
 
 
 if __name__ == "__main__":
