@@ -30,6 +30,8 @@ Expected<void> check_not_an_input(const std::string& path, const std::vector<std
 Expected<void> write_file_atomically(const std::string& path,
                                      const std::function<void(std::ostream&)>& write) {
   std::filesystem::path target(path);
+  // mkstemp's template: it replaces the six X with a unique suffix. Beside the target, so that
+  // the final rename stays within one file system.
   std::string pattern =
       (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
   int descriptor = mkstemp(pattern.data());

@@ -89,8 +89,8 @@ void complete_version_from_sys(const AddressSpace& memory, const Layout& layout,
 
 // Versions without native_thread_id (before 3.11): on x86-64 glibc a thread's pthread_t, which
 // CPython keeps as thread_id, is its thread pointer, which each OS thread's fs_base holds.
-void fill_lwps_from_thread_pointers(const Target& target, std::vector<PythonThread>& threads) {
-  std::vector<NativeThread> natives = target.threads();
+void fill_lwps_from_thread_pointers(const std::vector<NativeThread>& natives,
+                                    std::vector<PythonThread>& threads) {
   for (PythonThread& thread : threads) {
     if (thread.native_thread_id) continue;
     for (const NativeThread& native : natives) {
@@ -100,9 +100,8 @@ void fill_lwps_from_thread_pointers(const Target& target, std::vector<PythonThre
   }
 }
 
-std::optional<std::vector<int64_t>> threads_without_python(const Target& target,
-                                                          const std::vector<PythonThread>& threads) {
-  std::vector<NativeThread> natives = target.threads();
+std::optional<std::vector<int64_t>> threads_without_python(
+    const std::vector<NativeThread>& natives, const std::vector<PythonThread>& threads) {
   if (natives.empty()) return std::nullopt;
   std::unordered_set<int64_t> running_python;
   for (const PythonThread& thread : threads) {
@@ -244,8 +243,10 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
                             result.version_source);
   StackWalker walker(target.memory(), layout);
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
-  fill_lwps_from_thread_pointers(target, result.threads);
-  result.threads_without_python = threads_without_python(target, result.threads);
+  // Asked once: a gdb target may have to select every thread to answer.
+  const std::vector<NativeThread> natives = target.threads();
+  fill_lwps_from_thread_pointers(natives, result.threads);
+  result.threads_without_python = threads_without_python(natives, result.threads);
   name_threads(target.memory(), layout, result.threads);
   if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
