@@ -1,6 +1,6 @@
 #include "cpython/version_probe.h"
 
-#include <regex>
+#include <string_view>
 
 #include "base/parse_number.h"
 
@@ -14,36 +14,81 @@ PythonVersion version_from_hex(uint64_t hex) {
   return version;
 }
 
+namespace {
+
+// A cursor over version text. Hand-written rather than std::regex: the two grammars are tiny, and
+// constructing the regexes cost a third of a small core's whole analysis.
+struct VersionText {
+  std::string_view rest;
+
+  bool take(std::string_view prefix) {
+    if (rest.substr(0, prefix.size()) != prefix) return false;
+    rest.remove_prefix(prefix.size());
+    return true;
+  }
+  // One or more digits (at most `max_digits`), as text; empty when there is no digit.
+  std::string_view digits(size_t max_digits = std::string_view::npos) {
+    size_t count = 0;
+    while (count < rest.size() && count < max_digits && rest[count] >= '0' && rest[count] <= '9')
+      ++count;
+    std::string_view taken = rest.substr(0, count);
+    rest.remove_prefix(count);
+    return taken;
+  }
+};
+
+}  // namespace
+
+// "X.Y", "X.Y.Z", each with an optional "t" (free-threaded) at the end.
 std::optional<PythonVersion> parse_version(std::string_view text) {
-  static const std::regex kPattern(R"(^(\d+)\.(\d+)(?:\.(\d+))?(t?)$)");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_match(text.begin(), text.end(), match, kPattern)) return std::nullopt;
+  VersionText cursor{text};
+  std::string_view major_text = cursor.digits();
+  if (major_text.empty() || !cursor.take(".")) return std::nullopt;
+  std::string_view minor_text = cursor.digits();
+  if (minor_text.empty()) return std::nullopt;
+  std::optional<int> micro = -1;
+  if (cursor.take(".")) {
+    std::string_view micro_text = cursor.digits();
+    if (micro_text.empty()) return std::nullopt;
+    micro = parse_decimal<int>(micro_text);
+  }
+  const bool free_threaded = cursor.take("t");
+  if (!cursor.rest.empty()) return std::nullopt;
   // The numbers can be anything a user typed or a corrupt core holds: out of range is no version.
-  auto major = parse_decimal<int>(match[1].str());
-  auto minor = parse_decimal<int>(match[2].str());
-  auto micro = match[3].matched ? parse_decimal<int>(match[3].str()) : std::optional<int>(-1);
+  auto major = parse_decimal<int>(major_text);
+  auto minor = parse_decimal<int>(minor_text);
   if (!major || !minor || !micro) return std::nullopt;
   PythonVersion version;
   version.major = *major;
   version.minor = *minor;
   version.micro = *micro;
-  version.free_threaded = match[4].length() > 0;
+  version.free_threaded = free_threaded;
   return version;
 }
 
+// "python3.11", "libpython3.13t.so.1.0", "python3.7m", "libpython3.13td.so": a one-digit major,
+// the minor, "t" for free-threaded, an ABI flag suffix, then the end or ".so".
 std::optional<PythonVersion> version_from_file_name(std::string_view path) {
   auto slash = path.rfind('/');
-  std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  static const std::regex kPattern(R"(^(?:lib)?python(\d)\.(\d+)(t?)(?:d|m|dm|tm|td)?(?:\.so.*|$))");
-  std::smatch match;
-  if (!std::regex_search(name, match, kPattern)) return std::nullopt;
-  auto major = parse_decimal<int>(match[1].str());
-  auto minor = parse_decimal<int>(match[2].str());
+  VersionText cursor{slash == std::string_view::npos ? path : path.substr(slash + 1)};
+  cursor.take("lib");
+  if (!cursor.take("python")) return std::nullopt;
+  std::string_view major_text = cursor.digits(1);
+  if (major_text.empty() || !cursor.take(".")) return std::nullopt;
+  std::string_view minor_text = cursor.digits();
+  if (minor_text.empty()) return std::nullopt;
+  const bool free_threaded = cursor.take("t");
+  for (std::string_view flags : {"dm", "tm", "td", "d", "m"}) {
+    if (cursor.take(flags)) break;
+  }
+  if (!cursor.rest.empty() && !cursor.take(".so")) return std::nullopt;
+  auto major = parse_decimal<int>(major_text);
+  auto minor = parse_decimal<int>(minor_text);
   if (!major || !minor) return std::nullopt;
   PythonVersion version;
   version.major = *major;
   version.minor = *minor;
-  version.free_threaded = match[3].length() > 0;
+  version.free_threaded = free_threaded;
   return version;
 }
 
