@@ -127,10 +127,11 @@ const Layout* newest_layout(bool free_threaded) {
 
 // From 3.13 on the process states its own offsets. When they validate they win over the compiled
 // table (a patch release may move a field); where they disagree we say so.
-// `located`: the runtime as found for the compiled table (or the newest one).
-void prefer_debug_offsets(const Target& target, const Layout* compiled,
+// `locating`: the compiled table, or the newest one for a version newer than every table.
+// `located`: the runtime as found with `locating`.
+void prefer_debug_offsets(const Target& target, const Layout* compiled, const Layout& locating,
                           const std::optional<RuntimeLocation>& located, ProcessStacks& result) {
-  if (result.version.major < 3 || (result.version.major == 3 && result.version.minor < 13)) return;
+  if (!locating.runtime.starts_with_debug_offsets) return;
   std::optional<uint64_t> runtime;
   if (located) runtime = located->address;
   if (!runtime) runtime = find_debug_offsets_cookie(target);
@@ -219,7 +220,8 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   const Layout* locating = compiled ? compiled : newest_layout(version.free_threaded);
   std::optional<RuntimeLocation> located;
   if (locating) located = locate_runtime(target, *locating);
-  if (!options.forced_version) prefer_debug_offsets(target, compiled, located, result);
+  if (!options.forced_version && locating)
+    prefer_debug_offsets(target, compiled, *locating, located, result);
   if (!result.layout) {
     return make_error(ErrorKind::kUnsupported,
                       fmt::format("no layout table for Python {} (found by {}); known: {}",

@@ -65,6 +65,9 @@ struct RuntimeLayout {
   // An exported function whose body is `mov symbol(%rip), %rax; ret`: where `symbol` is local
   // (.symtab only) and the binary is stripped, decoding it finds the symbol all the same.
   std::string_view symbol_reader;
+  // The runtime struct begins with the interpreter's own _Py_DebugOffsets (3.13 on, gh-107944).
+  // A version newer than every table is read with the newest one, which says true.
+  bool starts_with_debug_offsets = false;
 };
 
 // Where the GIL says who holds it.
