@@ -16,6 +16,7 @@ struct CommandLine {
   bool json = false;
   bool native = false;      // --native (also set by --native-all)
   bool native_all = false;  // --native-all: threads that run no Python too
+  bool inlined = false;     // --inlined: inlined functions in native stacks (also sets native)
   bool color = false;
 };
 

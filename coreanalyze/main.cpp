@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
       snapshot_error = written.error();
   }
   std::optional<report::MergedStacks> merged;
-  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all);
+  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
   const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
   const report::AnalysedInput input = analysed_input(given_core, **target);
   if (line.json) {

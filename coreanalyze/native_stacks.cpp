@@ -29,10 +29,12 @@ native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int
 }  // namespace
 
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
-                                          const cpython::ProcessStacks& stacks, bool all_threads) {
+                                          const cpython::ProcessStacks& stacks, bool all_threads,
+                                          bool inlined_frames) {
   native::DwflCoreOptions unwinder_options;
   unwinder_options.core_path = options.core_path;
   unwinder_options.sysroot = options.sysroot;
+  unwinder_options.inlined_frames = inlined_frames;
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };

@@ -10,8 +10,10 @@ namespace hangpy::coreanalyze {
 
 // The merged stack of every Python thread with a known LWP and, with `all_threads`, the native
 // stack of every thread that runs no Python. A core libdwfl cannot read gives every thread an
-// error instead of a stack. Module files are the ones `target` resolves.
+// error instead of a stack. Module files are the ones `target` resolves. `inlined_frames`: also
+// the functions inlined at each pc, from DWARF (costly: see native/dwfl_symbolizer.h).
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
-                                          const cpython::ProcessStacks& stacks, bool all_threads);
+                                          const cpython::ProcessStacks& stacks, bool all_threads,
+                                          bool inlined_frames);
 
 }  // namespace hangpy::coreanalyze

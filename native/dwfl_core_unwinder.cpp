@@ -204,10 +204,11 @@ void DwflCoreUnwinder::Impl::walk_all() {
     walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
   }
   stacks.emplace();
+  DwflSymbolizer symbolizer(dwfl.get(), options.inlined_frames);
   for (auto& [lwp, walk] : all.walks) {
     NativeStack stack;
     stack.lwp = lwp;
-    stack.frames = symbolize(dwfl.get(), walk.frames);
+    stack.frames = symbolizer.symbolize(walk.frames);
     stack.end_reason = std::move(walk.end_reason);
     stacks->emplace(lwp, std::move(stack));
   }

@@ -23,6 +23,9 @@ struct DwflCoreOptions {
   // Separate debug files are looked up by build-id under sysroot + /usr/lib/debug/.build-id first,
   // then where elfutils looks by default (/usr/lib/debug, .gnu_debuglink next to the file).
   std::string sysroot;
+  // Also name the functions inlined at each pc, from DWARF: reads each module's whole debug info
+  // (see native/dwfl_symbolizer.h for the cost), so only when asked.
+  bool inlined_frames = false;
   size_t max_frames = 512;  // per thread; a deeper walk ends with an end_reason
 };
 

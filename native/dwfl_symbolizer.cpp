@@ -68,50 +68,56 @@ std::vector<std::string> inlined_functions(Dwfl_Module* module, uint64_t pc) {
   return names;
 }
 
-NativeFrame named_frame(Dwfl* dwfl, const RawFrame& raw, FrameHow how,
-                        std::vector<NativeFrame>& out) {
-  NativeFrame frame;
-  frame.pc = raw.pc;
-  frame.sp = raw.sp;
-  frame.how = how;
-  const uint64_t pc = lookup_pc(raw);
-  Dwfl_Module* module = dwfl_addrmodule(dwfl, pc);
-  if (module == nullptr) return frame;
-  Dwarf_Addr start = 0;
-  if (const char* name =
-          dwfl_module_info(module, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr))
-    frame.module = name;
-  frame.module_offset = raw.pc - start;
-  GElf_Off offset = 0;
-  GElf_Sym symbol;
-  if (const char* name =
-          dwfl_module_addrinfo(module, pc, &offset, &symbol, nullptr, nullptr, nullptr)) {
-    frame.symbol = name;
-    frame.offset = offset + (raw.pc - pc);
-  }
-  for (std::string& inlined : inlined_functions(module, pc)) {
-    NativeFrame virtual_frame = frame;
-    virtual_frame.symbol = std::move(inlined);
-    virtual_frame.offset = 0;
-    virtual_frame.inlined = true;
-    out.push_back(std::move(virtual_frame));
-  }
-  return frame;
-}
-
 }  // namespace
 
-std::vector<NativeFrame> symbolize(Dwfl* dwfl, const std::vector<RawFrame>& raw) {
+const DwflSymbolizer::PcInfo& DwflSymbolizer::info(uint64_t pc) {
+  auto [it, inserted] = by_pc_.try_emplace(pc);
+  PcInfo& known = it->second;
+  if (!inserted) return known;
+  Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
+  if (module == nullptr) return known;
+  known.in_module = true;
+  known.has_cfi = has_cfi_at(module, pc);
+  if (const char* name = dwfl_module_info(module, nullptr, &known.module_start, nullptr, nullptr,
+                                          nullptr, nullptr, nullptr))
+    known.module = name;
+  auto [index, created] = symbol_indexes_.try_emplace(module);
+  if (created) index->second = std::make_unique<DwflSymbolIndex>(module);
+  if (std::optional<SymbolAt> symbol = index->second->find(pc)) {
+    known.symbol = symbol->name;
+    known.symbol_offset = symbol->offset;
+  }
+  if (inlined_frames_) known.inlined = inlined_functions(module, pc);
+  return known;
+}
+
+std::vector<NativeFrame> DwflSymbolizer::symbolize(const std::vector<RawFrame>& raw) {
   std::vector<NativeFrame> frames;
   frames.reserve(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
-    FrameHow how = FrameHow::kInitial;
-    if (i > 0) {
-      const uint64_t callee_pc = lookup_pc(raw[i - 1]);
-      how = has_cfi_at(dwfl_addrmodule(dwfl, callee_pc), callee_pc) ? FrameHow::kCfi
-                                                                      : FrameHow::kFramePointer;
+    NativeFrame frame;
+    frame.pc = raw[i].pc;
+    frame.sp = raw[i].sp;
+    // A frame was found by the CFI of its callee's pc, else by the frame pointer.
+    if (i > 0) frame.how = info(lookup_pc(raw[i - 1])).has_cfi ? FrameHow::kCfi : FrameHow::kFramePointer;
+    const uint64_t pc = lookup_pc(raw[i]);
+    const PcInfo& known = info(pc);
+    if (known.in_module) {
+      frame.module = known.module;
+      frame.module_offset = raw[i].pc - known.module_start;
     }
-    frames.push_back(named_frame(dwfl, raw[i], how, frames));
+    if (!known.symbol.empty()) {
+      frame.symbol = known.symbol;
+      frame.offset = known.symbol_offset + (raw[i].pc - pc);
+    }
+    for (const std::string& inlined : known.inlined) {
+      NativeFrame virtual_frame = frame;
+      virtual_frame.symbol = inlined;
+      virtual_frame.offset = 0;
+      virtual_frame.inlined = true;
+      frames.push_back(std::move(virtual_frame));
+    }
+    frames.push_back(std::move(frame));
   }
   return frames;
 }

@@ -1,13 +1,24 @@
 // Names for the pcs of a libdwfl walk: the ELF symbol (.symtab, .dynsym, or the MiniDebugInfo
-// .gnu_debugdata table, which elfutils reads itself when built with lzma), the functions inlined
-// at that pc where DWARF is present, and how each frame was found.
+// .gnu_debugdata table, which elfutils reads itself when built with lzma; a separate debug file's
+// .symtab when libdwfl finds one), optionally the functions inlined at that pc where DWARF is
+// present, and how each frame was found.
+//
+// Cost: a symbol lookup needs only a module's symbol table, but the inlined functions need its
+// DWARF, which libdw reads (and inflates, when compressed) whole for every module a frame lands
+// in — two orders of magnitude more than the rest of --native. So inlined frames are asked for
+// (DwflCoreOptions::inlined_frames), and every answer is kept per pc: the threads of a hung
+// process mostly share their pcs.
 #pragma once
 
 #include <elfutils/libdwfl.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "native/dwfl_symbol_index.h"
 #include "native/native_frame.h"
 
 namespace hangpy::native {
@@ -19,8 +30,33 @@ struct RawFrame {
   bool is_activation = false;  // pc is where the frame stopped, not a return address
 };
 
-// The named frames of one thread, innermost first: each raw frame gives one NativeFrame, preceded
-// by one inlined NativeFrame per function DWARF says is inlined at its pc.
-std::vector<NativeFrame> symbolize(Dwfl* dwfl, const std::vector<RawFrame>& raw);
+class DwflSymbolizer {
+ public:
+  // `dwfl` must outlive the symbolizer.
+  DwflSymbolizer(Dwfl* dwfl, bool inlined_frames) : dwfl_(dwfl), inlined_frames_(inlined_frames) {}
+
+  // The named frames of one thread, innermost first: each raw frame gives one NativeFrame,
+  // preceded (with inlined frames asked for) by one inlined NativeFrame per function DWARF says
+  // is inlined at its pc.
+  std::vector<NativeFrame> symbolize(const std::vector<RawFrame>& raw);
+
+ private:
+  // What is known of one lookup pc, whatever frame it belongs to.
+  struct PcInfo {
+    bool in_module = false;  // the pc lies in a module libdwfl knows
+    std::string module;
+    uint64_t module_start = 0;
+    std::string symbol;
+    uint64_t symbol_offset = 0;  // of the lookup pc
+    std::vector<std::string> inlined;  // innermost first
+    bool has_cfi = false;
+  };
+  const PcInfo& info(uint64_t lookup_pc);
+
+  Dwfl* dwfl_;
+  bool inlined_frames_;
+  std::unordered_map<uint64_t, PcInfo> by_pc_;
+  std::unordered_map<Dwfl_Module*, std::unique_ptr<DwflSymbolIndex>> symbol_indexes_;
+};
 
 }  // namespace hangpy::native

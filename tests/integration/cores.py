@@ -158,21 +158,8 @@ class ScenarioProcess(object):
         raise ValueError(kind)
 
     def _gcore(self):
-        prefix = os.path.join(self.workdir, "core")
-        core = "%s.%d" % (prefix, self.pid)
-        # What gcore(1) does, plus the chroot as gdb's sysroot: with the host's libc instead of
-        # the chroot's, gdb misreads the threads and saves parts of their stacks as zeros.
-        argv = ["gdb", "-batch", "-nx"]
-        if self.interpreter.root:
-            argv += ["-ex", "set sysroot %s" % self.interpreter.root]
-        argv += ["-ex", "attach %d" % self.pid, "-ex", "gcore %s" % core, "-ex", "detach"]
-        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, timeout=GCORE_TIMEOUT)
-        if result.returncode != 0 or not os.path.exists(core):
-            tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
-            raise CoreError("gcore failed (exit %d): %s" % (result.returncode, " ".join(tail)))
-        dig_holes(core)
-        return core
+        return gcore(self.pid, os.path.join(self.workdir, "core.%d" % self.pid),
+                     self.interpreter.root)
 
     def _kernel_core(self):
         reason = kernel_core_unavailable_reason()
@@ -191,6 +178,24 @@ class ScenarioProcess(object):
             shutil.move(cores[0], core)
         dig_holes(core)
         return core
+
+
+def gcore(pid, core, root=None):
+    """Snapshot live process `pid` into the sparse file `core` (its path) and return it; `root`:
+    the chroot the process runs in, if any."""
+    # What gcore(1) does, plus the chroot as gdb's sysroot: with the host's libc instead of
+    # the chroot's, gdb misreads the threads and saves parts of their stacks as zeros.
+    argv = ["gdb", "-batch", "-nx"]
+    if root:
+        argv += ["-ex", "set sysroot %s" % root]
+    argv += ["-ex", "attach %d" % pid, "-ex", "gcore %s" % core, "-ex", "detach"]
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, timeout=GCORE_TIMEOUT)
+    if result.returncode != 0 or not os.path.exists(core):
+        tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise CoreError("gcore failed (exit %d): %s" % (result.returncode, " ".join(tail)))
+    dig_holes(core)
+    return core
 
 
 def install_programs(directory):

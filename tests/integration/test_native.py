@@ -10,12 +10,18 @@ of the deadlock scenario and check each Python thread's merged stack (--json --n
   PyThread_acquire_lock_timed, its Python frames, and its start (start_thread, clone/clone3);
 - the text output shows the same stack innermost first.
 
+On Debian's python3.11, whose symbol table python3.11-dbg installs as a separate debug file under
+/usr/lib/debug/.build-id, also: a static function of the interpreter is named from that file; not
+once /usr/lib/debug is hidden (a mount namespace); again from the same file under --sysroot; and
+--inlined adds inlined functions from its DWARF without changing the other frames.
+
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -28,6 +34,10 @@ NAMES = ["debian-3.11", "pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "p
 EVAL_LOOP = re.compile(r"^(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)(\..+)?$")
 WAIT = re.compile(r"futex|sem_wait|sem_clockwait|sem_timedwait")
 LOCK_WORKERS = ("worker-ab", "worker-ba")  # blocked in `with lock:` (tests/programs/deadlock.py)
+# The interpreter whose separate debug file is installed with it (Debian's python3.11-dbg), and a
+# static function in its lock workers' stacks: named only by the .symtab of that debug file.
+DEBUG_FILE_INTERPRETER = "debian-3.11"
+STATIC_FUNCTION = re.compile(r"^lock_PyThread_acquire_lock")
 
 
 def innermost_first(native_stack):
@@ -131,13 +141,131 @@ def check_core(coreanalyze, core, truth):
     return problems or check_text(coreanalyze, core, report)
 
 
+def run_json(argv):
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if result.returncode != 0:
+        return None, "%s exited %d: %s" % (" ".join(argv[1:]), result.returncode,
+                                           result.stderr.decode("utf-8", "replace").strip())
+    return json.loads(result.stdout.decode("utf-8")), None
+
+
+def worker_frames(report):
+    """The native frames of the lock workers' stacks, innermost first."""
+    return [f for t in report["threads"] if t.get("name") in LOCK_WORKERS
+            for f in innermost_first(t.get("native_stack") or {"frames": []})
+            if f["kind"] == "native"]
+
+
+def build_id_debug_file(executable):
+    """/usr/lib/debug/.build-id/xx/yyyy.debug of `executable`, or None."""
+    notes = subprocess.run(["readelf", "-n", executable], stdout=subprocess.PIPE).stdout.decode()
+    match = re.search(r"Build ID: ([0-9a-f]{4,})", notes)
+    if not match:
+        return None
+    build_id = match.group(1)
+    path = "/usr/lib/debug/.build-id/%s/%s.debug" % (build_id[:2], build_id[2:])
+    return path if os.path.exists(path) else None
+
+
+def debug_dir_hidden(argv, empty_dir):
+    """argv run in a mount namespace of its own where /usr/lib/debug is an empty directory."""
+    return ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /usr/lib/debug && exec "$@"',
+            empty_dir] + argv
+
+
+def make_debug_sysroot(coreanalyze, core, root, debug_file):
+    """A --sysroot of links to the core's mapped files plus a copy of the interpreter's debug file
+    at its build-id path (a link into /usr/lib/debug would break once that is hidden)."""
+    report, error = run_json([coreanalyze, core, "--json"])
+    if error:
+        raise RuntimeError(error)
+    for path in report["process"]["modules"]:
+        target = os.path.join(root, path.lstrip("/"))
+        if os.path.exists(path) and not os.path.lexists(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.symlink(path, target)
+    target = os.path.join(root, debug_file.lstrip("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    try:
+        os.link(debug_file, target)
+    except OSError:
+        shutil.copy(debug_file, target)
+
+
+def check_debug_files(coreanalyze, core, interpreter, workdir):
+    """(label, problems) of the separate-debug-file cases; [] where they cannot run here."""
+    debug_file = build_id_debug_file(interpreter.executable)
+    if debug_file is None:
+        print("note: no separate debug file for %s (Debian: apt-get install python3.11-dbg); "
+              "debug-file cases not run" % interpreter.executable)
+        return []
+    empty = os.path.join(workdir, "empty")
+    os.mkdir(empty)
+    if subprocess.run(debug_dir_hidden(["true"], empty)).returncode != 0:
+        print("note: cannot hide /usr/lib/debug (unshare -m and mount need root); debug-file "
+              "cases not run")
+        return []
+    argv = [coreanalyze, core, "--json", "--native"]
+    cases = []
+    report, error = run_json(argv)
+    symbols = [native_symbol(f) for f in worker_frames(report)] if report else []
+    problems = [error] if error else []
+    if report and not any(STATIC_FUNCTION.match(symbol) for symbol in symbols):
+        problems.append("no %s among the workers' frames: %r" % (STATIC_FUNCTION.pattern, symbols))
+    cases.append(("--native: static function named from /usr/lib/debug/.build-id", problems))
+
+    hidden, error = run_json(debug_dir_hidden(argv, empty))
+    problems = [error] if error else []
+    hidden_symbols = [native_symbol(f) for f in worker_frames(hidden)] if hidden else []
+    if hidden and any(STATIC_FUNCTION.match(symbol) for symbol in hidden_symbols):
+        problems.append("%s named with /usr/lib/debug hidden: %r"
+                        % (STATIC_FUNCTION.pattern, hidden_symbols))
+    if hidden and len(hidden_symbols) != len(symbols):
+        problems.append("%d worker frames with the debug file, %d without"
+                        % (len(symbols), len(hidden_symbols)))
+    cases.append(("--native: not named with /usr/lib/debug hidden", problems))
+
+    root = os.path.join(workdir, "sysroot")
+    make_debug_sysroot(coreanalyze, core, root, debug_file)
+    in_root, error = run_json(debug_dir_hidden(argv + ["--sysroot", root], empty))
+    problems = [error] if error else []
+    # Only the interpreter's debug file is in the sysroot: libc's frames may lose their names.
+    def interpreter_symbols(report):
+        return [native_symbol(f) for f in worker_frames(report)
+                if os.path.basename(f.get("module") or "") == os.path.basename(interpreter.executable)]
+    if in_root and not any(STATIC_FUNCTION.match(name) for name in interpreter_symbols(in_root)):
+        problems.append("no %s among the interpreter's frames through --sysroot: %r"
+                        % (STATIC_FUNCTION.pattern, interpreter_symbols(in_root)))
+    elif in_root and interpreter_symbols(in_root) != interpreter_symbols(report):
+        problems.append("the interpreter's frames through --sysroot %r, with the host's debug "
+                        "file %r" % (interpreter_symbols(in_root), interpreter_symbols(report)))
+    cases.append(("--native: named from the debug file under --sysroot", problems))
+
+    inlined, error = run_json(argv + ["--inlined"])
+    problems = [error] if error else []
+    if inlined:
+        frames = worker_frames(inlined)
+        if not any(f["inlined"] for f in frames):
+            problems.append("--inlined shows no inlined frame in the workers' stacks")
+        outer = [native_symbol(f) for f in frames if not f["inlined"]]
+        if outer != symbols:
+            problems.append("--inlined changed the other frames: %r, without %r" % (outer, symbols))
+    cases.append(("--inlined: inlined functions from DWARF, other frames unchanged", problems))
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     args = parser.parse_args()
-    return run_scenarios.check_each_interpreter(
-        NAMES, "deadlock", "hangpy-native-",
-        lambda core, truth, interpreter, workdir: [("--native", check_core(args.coreanalyze, core, truth))])
+
+    def check(core, truth, interpreter, workdir):
+        cases = [("--native", check_core(args.coreanalyze, core, truth))]
+        if interpreter.name == DEBUG_FILE_INTERPRETER:
+            cases += check_debug_files(args.coreanalyze, core, interpreter, workdir)
+        return cases
+
+    return run_scenarios.check_each_interpreter(NAMES, "deadlock", "hangpy-native-", check)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,14 @@ def announce_blocking():
         _announced_cond.notify_all()
 
 
+def announce_already_blocked(thread):
+    """Announce a thread the scenario did not start and which is already blocked, as
+    multiprocessing's queue feeder threads are, waiting for something to send."""
+    with _announced_cond:
+        _announced.add(thread.ident)
+        _announced_cond.notify_all()
+
+
 def held_lock():
     """A lock that is already held: acquire() on it blocks forever, always on the same line."""
     lock = threading.Lock()
