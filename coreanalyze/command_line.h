@@ -17,6 +17,7 @@ struct CommandLine {
   bool native = false;      // --native (also set by --native-all)
   bool native_all = false;  // --native-all: threads that run no Python too
   bool color = false;
+  int context_lines = 0;  // --context N: source lines shown before and after each frame's line
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

@@ -65,6 +65,13 @@ struct RuntimeLayout {
   // An exported function whose body is `mov symbol(%rip), %rax; ret`: where `symbol` is local
   // (.symtab only) and the binary is stripped, decoding it finds the symbol all the same.
   std::string_view symbol_reader;
+  // Whether the interpreter is shutting down: a PyThreadState * that Py_Finalize sets to the
+  // finalizing thread once atexit handlers and the join of non-daemon threads are done (module
+  // teardown and __del__ methods run after it). Either at this offset in runtime.symbol
+  // (_PyRuntime.finalizing / _finalizing, 3.7 on) or the global named by finalizing_symbol
+  // (3.6: _Py_Finalizing); 2.7 keeps no such pointer, and both are absent.
+  int32_t finalizing = kAbsent;
+  std::string_view finalizing_symbol;
 };
 
 // Where the GIL says who holds it.

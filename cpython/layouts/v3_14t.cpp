@@ -54,6 +54,7 @@ extern const Layout kPython314t = [] {
   layout.object.tp_name = 40;
 
   layout.runtime.interpreters_head = 808;
+  layout.runtime.finalizing = 784;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter (and usually disabled): see gil.interpreter_gil below.
 
   layout.interpreter.next = 7272;

@@ -34,6 +34,7 @@ extern const Layout kPython315 = [] {
   layout.minor = 15;
 
   layout.runtime.interpreters_head = 936;  // after the 888-byte _Py_DebugOffsets
+  layout.runtime.finalizing = 912;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;
