@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "base/parse_number.h"
 #include "coreanalyze/exit_codes.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/version_probe.h"
@@ -51,6 +52,8 @@ po::options_description visible_options() {
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
        "binaries needed")
+      ("context", po::value<std::string>()->value_name("N"),
+       "show N source lines before and after each Python frame's line (0 to 100)")
       ("no-color", "never color the text output (so does a non-empty NO_COLOR variable)");
   return options;
 }
@@ -154,6 +157,16 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
   line.inlined = vm.count("inlined") > 0;
   line.native = line.native_all || line.inlined || vm.count("native") > 0;
   line.color = color_wanted(vm);
+  if (vm.count("context")) {
+    constexpr int kMaxContext = 100;  // more is a whole file per frame, not context
+    auto count = parse_decimal<int>(vm["context"].as<std::string>());
+    if (!count || *count < 0 || *count > kMaxContext) {
+      fmt::print(stderr, "coreanalyze: --context wants a number of lines from 0 to {}, not '{}'\n",
+                 kMaxContext, vm["context"].as<std::string>());
+      return kExitUsage;
+    }
+    line.context_lines = *count;
+  }
   return std::nullopt;
 }
 

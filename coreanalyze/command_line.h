@@ -18,6 +18,7 @@ struct CommandLine {
   bool native_all = false;  // --native-all: threads that run no Python too
   bool inlined = false;     // --inlined: inlined functions in native stacks (also sets native)
   bool color = false;
+  int context_lines = 0;  // --context N: source lines shown before and after each frame's line
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/procfs.h>
 
 #include <algorithm>
@@ -153,7 +154,7 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
       read_prpsinfo(note.desc);
       break;
     case NT_SIGINFO:
-      if (auto signo = read_struct<int32_t>(note.desc)) signal_ = *signo;
+      read_siginfo(note.desc);
       break;
     case NT_AUXV:
       read_auxv(note.desc);
@@ -186,9 +187,41 @@ void CoreFile::read_prpsinfo(std::span<const std::byte> desc) {
   auto info = read_struct<elf_prpsinfo>(desc);
   if (!info) return;
   pid_ = info->pr_pid;
+  // The kernel and gdb's gcore always fill in the state letter; a note without one was rebuilt
+  // by an older hangpy snapshot, which kept only the pid and the names: the rest is unknown.
+  if (info->pr_sname <= ' ' || info->pr_sname >= 127) return;
+  state_ = info->pr_sname;
+  parent_pid_ = info->pr_ppid;
+  uid_ = info->pr_uid;
+  gid_ = info->pr_gid;
   command_ = bounded_string(info->pr_fname, sizeof(info->pr_fname));
   arguments_ = bounded_string(info->pr_psargs, sizeof(info->pr_psargs));
   while (!arguments_.empty() && arguments_.back() == ' ') arguments_.pop_back();
+}
+
+// The note holds the kernel's siginfo as the dumping thread received it; which union member is
+// valid follows from si_code (sent by a process) and the signal (faults carry an address).
+void CoreFile::read_siginfo(std::span<const std::byte> desc) {
+  auto signo = read_struct<int32_t>(desc);
+  if (!signo) return;
+  signal_ = *signo;
+  auto info = read_struct<siginfo_t>(desc);
+  if (!info) return;  // an old or cut note: the number alone
+  cpython::SignalInfo signal;
+  signal.number = info->si_signo;
+  signal.code = info->si_code;
+  if (info->si_code <= 0) {  // SI_USER, SI_QUEUE, SI_TKILL, ...: a process sent it
+    // No process has PID 0: a zero sender is a note that kept only the signal number (older
+    // hangpy snapshots), and the sender is unknown.
+    if (info->si_pid != 0) {
+      signal.sender_pid = info->si_pid;
+      signal.sender_uid = info->si_uid;
+    }
+  } else if (info->si_signo == SIGSEGV || info->si_signo == SIGBUS || info->si_signo == SIGILL ||
+             info->si_signo == SIGFPE) {
+    signal.fault_address = reinterpret_cast<uint64_t>(info->si_addr);
+  }
+  signal_info_ = signal;
 }
 
 void CoreFile::read_auxv(std::span<const std::byte> desc) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cpython/target.h"
 #include "symbols/elf_file.h"
 
 namespace hangpy::coreanalyze {
@@ -60,6 +61,12 @@ class CoreFile {
   const std::string& command() const { return command_; }      // pr_fname
   const std::string& arguments() const { return arguments_; }  // pr_psargs
   std::optional<int> signal() const { return signal_; }
+  const std::optional<cpython::SignalInfo>& signal_info() const { return signal_info_; }
+  // NT_PRPSINFO's parent, owner and state; absent without the note.
+  std::optional<int64_t> parent_pid() const { return parent_pid_; }
+  std::optional<uint32_t> uid() const { return uid_; }
+  std::optional<uint32_t> gid() const { return gid_; }
+  std::optional<char> state() const { return state_; }
 
   // NT_AUXV as (AT_* key, value) pairs, in note order, without the AT_NULL terminator.
   const std::vector<std::pair<uint64_t, uint64_t>>& auxv() const { return auxv_; }
@@ -102,6 +109,7 @@ class CoreFile {
   void read_note(const symbols::ElfNote& note);
   void read_prstatus(std::span<const std::byte> desc);
   void read_prpsinfo(std::span<const std::byte> desc);
+  void read_siginfo(std::span<const std::byte> desc);
   void read_auxv(std::span<const std::byte> desc);
   void read_nt_file(std::span<const std::byte> desc);
   void take_page_size_from_auxv();
@@ -115,6 +123,11 @@ class CoreFile {
   std::string command_;
   std::string arguments_;
   std::optional<int> signal_;
+  std::optional<cpython::SignalInfo> signal_info_;
+  std::optional<int64_t> parent_pid_;
+  std::optional<uint32_t> uid_;
+  std::optional<uint32_t> gid_;
+  std::optional<char> state_;
   std::vector<std::pair<uint64_t, uint64_t>> auxv_;
   std::optional<std::string> execfn_;
   std::vector<FileMapping> file_mappings_;

@@ -460,6 +460,11 @@ void CoreTargetImpl::fill_process_info() {
   process_.command = core_->command();
   process_.arguments = core_->arguments();
   process_.signal = core_->signal();
+  process_.signal_info = core_->signal_info();
+  process_.parent_pid = core_->parent_pid();
+  process_.uid = core_->uid();
+  process_.gid = core_->gid();
+  process_.state = core_->state();
   if (!process_.signal && !threads.empty() && threads.front().current_signal != 0) {
     process_.signal = threads.front().current_signal;
   }

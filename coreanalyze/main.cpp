@@ -15,6 +15,8 @@
 #include "cpython/analyzer.h"
 #include "report/json_report.h"
 #include "report/native_report.h"
+#include "report/process_facts.h"
+#include "report/source_excerpt.h"
 #include "report/stack_report.h"
 
 using namespace hangpy;
@@ -37,9 +39,13 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
   return input;
 }
 
-void print_json(const report::AnalysedInput& input, const cpython::ProcessStacks& stacks,
-                const report::MergedStacks* merged) {
+void print_json(const CommandLine& line, const report::AnalysedInput& input,
+                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged) {
   nlohmann::json document = report::process_document(input, stacks);
+  if (line.context_lines > 0) {
+    report::FileSourceReader sources(line.core.sysroot);
+    report::add_source_context(document, stacks, sources, line.context_lines);
+  }
   if (merged) report::add_native_stacks(document, stacks, *merged);
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
   fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -50,11 +56,13 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
-  fmt::print("Process {} ({}), Python {} ({})\n\n", input.process.pid, input.process.command,
-             stacks.version.text(), stacks.version_source);
+  fmt::print("Process {} ({}), Python {} ({})\n{}\n", input.process.pid, input.process.command,
+             stacks.version.text(), stacks.version_source,
+             report::format_process_facts(input.process, stacks));
   report::FileSourceReader sources(line.core.sysroot);
   report::TextStyle style;
   style.color = line.color;
+  style.context_lines = line.context_lines;
   if (merged) {
     fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all));
   } else {
@@ -145,7 +153,7 @@ int main(int argc, char** argv) {
   const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
   const report::AnalysedInput input = analysed_input(given_core, **target);
   if (line.json) {
-    print_json(input, *stacks, merged_or_null);
+    print_json(line, input, *stacks, merged_or_null);
   } else {
     print_text(line, input, *stacks, merged_or_null);
   }

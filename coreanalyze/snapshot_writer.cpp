@@ -52,12 +52,23 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
   }
   elf_prpsinfo info{};
   info.pr_pid = static_cast<pid_t>(core.pid().value_or(0));
+  info.pr_ppid = static_cast<pid_t>(core.parent_pid().value_or(0));
+  info.pr_uid = core.uid().value_or(0);
+  info.pr_gid = core.gid().value_or(0);
+  info.pr_sname = core.state().value_or(0);
   std::strncpy(info.pr_fname, core.command().c_str(), sizeof(info.pr_fname) - 1);
   std::strncpy(info.pr_psargs, core.arguments().c_str(), sizeof(info.pr_psargs) - 1);
   append_struct_note(notes, NT_PRPSINFO, info);
   if (core.signal()) {
     siginfo_t signal_info{};
     signal_info.si_signo = *core.signal();
+    if (const auto& original = core.signal_info()) {  // the sender or fault, as the core had it
+      signal_info.si_code = original->code;
+      if (original->sender_pid) signal_info.si_pid = static_cast<pid_t>(*original->sender_pid);
+      if (original->sender_uid) signal_info.si_uid = *original->sender_uid;
+      if (original->fault_address)
+        signal_info.si_addr = reinterpret_cast<void*>(*original->fault_address);
+    }
     append_struct_note(notes, NT_SIGINFO, signal_info);
   }
   std::vector<std::byte> auxv;

@@ -5,6 +5,7 @@
 
 #include "cpython/container_reader.h"
 #include "cpython/debug_offsets.h"
+#include "cpython/finalizing.h"
 #include "cpython/layout_check.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/runtime_locator.h"
@@ -250,6 +251,10 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   fill_lwps_from_thread_pointers(natives, result.threads);
   result.threads_without_python = threads_without_python(natives, result.threads);
   name_threads(target.memory(), layout, result.threads);
+  if (auto finalizing = read_finalizing_thread_state(target, layout, fit->runtime)) {
+    result.finalizing = *finalizing != 0;
+    result.finalizing_thread_state = *finalizing;
+  }
   if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
     for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
   }

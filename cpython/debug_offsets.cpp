@@ -85,6 +85,7 @@ Layout layout_from_debug_offsets(const DebugOffsets& offsets, const Layout& base
     target = value;
   };
   take("runtime_state.interpreters_head", layout.runtime.interpreters_head);
+  take("runtime_state.finalizing", layout.runtime.finalizing);
   take("interpreter_state.id", layout.interpreter.id);
   take("interpreter_state.next", layout.interpreter.next);
   take("interpreter_state.threads_head", layout.interpreter.threads_head);

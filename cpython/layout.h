@@ -68,6 +68,13 @@ struct RuntimeLayout {
   // The runtime struct begins with the interpreter's own _Py_DebugOffsets (3.13 on, gh-107944).
   // A version newer than every table is read with the newest one, which says true.
   bool starts_with_debug_offsets = false;
+  // Whether the interpreter is shutting down: a PyThreadState * that Py_Finalize sets to the
+  // finalizing thread once atexit handlers and the join of non-daemon threads are done (module
+  // teardown and __del__ methods run after it). Either at this offset in runtime.symbol
+  // (_PyRuntime.finalizing / _finalizing, 3.7 on) or the global named by finalizing_symbol
+  // (3.6: _Py_Finalizing); 2.7 keeps no such pointer, and both are absent.
+  int32_t finalizing = kAbsent;
+  std::string_view finalizing_symbol;
 };
 
 // Where the GIL says who holds it.

@@ -1,5 +1,7 @@
 #include "cpython/line_table.h"
 
+#include <cstdint>
+
 namespace hangpy::cpython {
 namespace {
 
@@ -52,24 +54,92 @@ constexpr int kCodeNoColumns = 13;
 constexpr int kCodeLong = 14;
 constexpr int kCodeNoLocation = 15;
 
-// Reads one entry's line delta and steps over its column data; nullopt when malformed.
-std::optional<int64_t> location_entry_line_delta(LocationCursor& cursor, int code) {
-  if (code == kCodeNoLocation) return 0;
+// One entry's position relative to the running line: the line delta, and the end line delta
+// and columns where the entry has them. nullopt when malformed.
+struct EntryPosition {
+  int64_t line_delta = 0;
+  std::optional<int64_t> end_line_delta;  // absent: the entry has no location at all
+  std::optional<int64_t> column;
+  std::optional<int64_t> end_column;
+};
+
+std::optional<EntryPosition> location_entry_position(LocationCursor& cursor, int code) {
+  EntryPosition entry;
+  if (code == kCodeNoLocation) return entry;
   if (code == kCodeLong) {
     auto delta = cursor.signed_varint();
-    if (!delta || !cursor.varint() || !cursor.varint() || !cursor.varint()) return std::nullopt;
-    return delta;
+    auto end_delta = cursor.varint();
+    auto column = cursor.varint();
+    auto end_column = cursor.varint();
+    if (!delta || !end_delta || !column || !end_column) return std::nullopt;
+    entry.line_delta = *delta;
+    entry.end_line_delta = static_cast<int64_t>(*end_delta);
+    // Long entries store column + 1, so that 0 can mean "no column".
+    if (*column > 0) entry.column = static_cast<int64_t>(*column) - 1;
+    if (*end_column > 0) entry.end_column = static_cast<int64_t>(*end_column) - 1;
+    return entry;
   }
-  if (code == kCodeNoColumns) return cursor.signed_varint();
+  if (code == kCodeNoColumns) {
+    auto delta = cursor.signed_varint();
+    if (!delta) return std::nullopt;
+    entry.line_delta = *delta;
+    entry.end_line_delta = 0;
+    return entry;
+  }
   if (code >= kCodeOneLine0 && code <= kCodeOneLine2) {
-    if (!cursor.skip(2)) return std::nullopt;
-    return code - kCodeOneLine0;
+    auto column = cursor.next_byte();
+    auto end_column = cursor.next_byte();
+    if (!column || !end_column) return std::nullopt;
+    entry.line_delta = code - kCodeOneLine0;
+    entry.end_line_delta = 0;
+    entry.column = *column;
+    entry.end_column = *end_column;
+    return entry;
   }
-  if (!cursor.skip(1)) return std::nullopt;  // short forms: same line, one column byte
-  return 0;
+  // Short forms (codes 0-9): the same line; the column's high bits are the code, its low 3 bits
+  // and the length sit in the second byte.
+  auto second = cursor.next_byte();
+  if (!second) return std::nullopt;
+  entry.end_line_delta = 0;
+  entry.column = code * 8 + ((*second >> 4) & 0x07);
+  entry.end_column = *entry.column + (*second & 0x0f);
+  return entry;
+}
+
+std::optional<int> to_int(std::optional<int64_t> value) {
+  if (!value || *value < INT32_MIN || *value > INT32_MAX) return std::nullopt;
+  return static_cast<int>(*value);
 }
 
 }  // namespace
+
+std::optional<SourcePosition> position_from_location_table(std::span<const std::byte> table,
+                                                           int first_line, int64_t byte_offset) {
+  const int64_t target_unit = byte_offset / 2;  // entries count 2-byte code units
+  LocationCursor cursor(table);
+  int64_t line = first_line;
+  int64_t start = 0;
+  while (!cursor.at_end()) {
+    uint8_t first = *cursor.next_byte();
+    if ((first & 0x80) == 0) return std::nullopt;  // every entry starts with the high bit set
+    int code = (first >> 3) & 0x0f;
+    int64_t length = (first & 0x07) + 1;
+    auto entry = location_entry_position(cursor, code);
+    if (!entry) return std::nullopt;
+    line += entry->line_delta;
+    if (target_unit >= start && target_unit < start + length) {
+      SourcePosition position;
+      if (!entry->end_line_delta) return position;  // no location
+      position.line = to_int(line);
+      position.end_line = to_int(line + *entry->end_line_delta);
+      position.column = to_int(entry->column);
+      position.end_column = to_int(entry->end_column);
+      return position;
+    }
+    start += length;
+  }
+  return std::nullopt;
+}
 
 std::optional<int> line_from_lnotab(std::span<const std::byte> table, int first_line,
                                     int64_t byte_offset, bool signed_increments) {
@@ -104,25 +174,9 @@ std::optional<int> line_from_linetable_310(std::span<const std::byte> table, int
 
 std::optional<int> line_from_location_table(std::span<const std::byte> table, int first_line,
                                             int64_t byte_offset) {
-  const int64_t target_unit = byte_offset / 2;  // entries count 2-byte code units
-  LocationCursor cursor(table);
-  int64_t line = first_line;
-  int64_t start = 0;
-  while (!cursor.at_end()) {
-    uint8_t first = *cursor.next_byte();
-    if ((first & 0x80) == 0) return std::nullopt;  // every entry starts with the high bit set
-    int code = (first >> 3) & 0x0f;
-    int64_t length = (first & 0x07) + 1;
-    auto delta = location_entry_line_delta(cursor, code);
-    if (!delta) return std::nullopt;
-    line += *delta;
-    if (target_unit >= start && target_unit < start + length) {
-      if (code == kCodeNoLocation) return std::nullopt;
-      return static_cast<int>(line);
-    }
-    start += length;
-  }
-  return std::nullopt;
+  auto position = position_from_location_table(table, first_line, byte_offset);
+  if (!position) return std::nullopt;
+  return position->line;
 }
 
 std::optional<int> line_for_offset(LineTableKind kind, std::span<const std::byte> table,

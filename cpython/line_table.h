@@ -18,6 +18,21 @@ namespace hangpy::cpython {
 std::optional<int> line_for_offset(LineTableKind kind, std::span<const std::byte> table,
                                    int first_line, int64_t byte_offset, bool lnotab_signed = true);
 
+// Where in the source an instruction is, as PEP 657 location tables (3.11 on) record it: the
+// values code.co_positions() yields. Columns are 0-based UTF-8 byte offsets into their line;
+// each part is absent where the table records none.
+struct SourcePosition {
+  std::optional<int> line;
+  std::optional<int> end_line;
+  std::optional<int> column;
+  std::optional<int> end_column;
+};
+
+// The position of the instruction at `byte_offset`; nullopt when the table is malformed or ends
+// before the offset (an offset the table marks as having no location gives an empty position).
+std::optional<SourcePosition> position_from_location_table(std::span<const std::byte> table,
+                                                           int first_line, int64_t byte_offset);
+
 std::optional<int> line_from_lnotab(std::span<const std::byte> table, int first_line,
                                     int64_t byte_offset, bool signed_increments);
 std::optional<int> line_from_linetable_310(std::span<const std::byte> table, int first_line,

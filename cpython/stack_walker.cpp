@@ -248,6 +248,15 @@ Expected<PythonFrame> StackWalker::decode_frame(uint64_t frame, const RawFrame& 
   decoded.is_entry = raw.is_entry;
   if (raw.instruction_offset < 0) {
     decoded.line = decoded.first_line;  // the frame has not started running its code yet
+  } else if (layout_.code.line_table_kind == LineTableKind::kLocationTable) {
+    auto position = position_from_location_table((*info)->line_table, decoded.first_line,
+                                                 raw.instruction_offset);
+    if (position) {
+      decoded.line = position->line;
+      decoded.end_line = position->end_line;
+      decoded.column = position->column;
+      decoded.end_column = position->end_column;
+    }
   } else {
     decoded.line = line_for_offset(layout_.code.line_table_kind, (*info)->line_table,
                                    decoded.first_line, raw.instruction_offset,

@@ -20,6 +20,11 @@ struct PythonFrame {
   std::string function;  // co_name
   std::string qualname;  // co_qualname where the version has it, else co_name
   std::optional<int> line;
+  // 3.11 on (PEP 657 location tables): where the running expression ends, and its columns as
+  // 0-based UTF-8 byte offsets into the source lines, as code.co_positions() gives them.
+  std::optional<int> end_line;
+  std::optional<int> column;
+  std::optional<int> end_column;
   int first_line = 0;
   bool is_entry = false;  // the outermost frame of one eval-loop call (native stack splicing)
 };
@@ -51,6 +56,10 @@ struct ProcessStacks {
   std::string layout_source;    // "compiled table" or "_Py_DebugOffsets (v3.13.0 schema)"
   uint64_t runtime_address = 0;
   std::vector<PythonThread> threads;
+  // Whether the interpreter is shutting down (Py_Finalize has begun tearing it down); nullopt
+  // where the version keeps no such record (2.7) or it could not be read.
+  std::optional<bool> finalizing;
+  uint64_t finalizing_thread_state = 0;  // the thread running Py_Finalize, when finalizing
   // The LWPs of the target's OS threads that run no Python (no thread state in any interpreter):
   // NCCL, gloo, OpenMP workers and the like. nullopt when that cannot be told: the target lists
   // no OS threads, or some Python thread's LWP is unknown.

@@ -28,13 +28,29 @@ struct MappedModule {
   uint64_t load_bias = 0;  // runtime address minus the ELF file's virtual address
 };
 
+// The signal that made a core, as the kernel's siginfo (a core's NT_SIGINFO) records it.
+struct SignalInfo {
+  int number = 0;
+  int code = 0;  // si_code: <= 0 sent by a process (SI_USER: kill, SI_TKILL: tgkill, ...),
+                 // > 0 raised by the kernel (a fault's kind, such as SEGV_MAPERR)
+  std::optional<int64_t> sender_pid;      // the sending process, when one sent it
+  std::optional<uint32_t> sender_uid;
+  std::optional<uint64_t> fault_address;  // SIGSEGV, SIGBUS, SIGILL, SIGFPE raised by a fault
+};
+
 // Facts about the process a target shows, for reports (the engine itself does not need them).
 struct ProcessInfo {
   int64_t pid = 0;
   std::string command;      // the command name (a core's pr_fname, /proc/PID/comm)
   std::string arguments;    // the command line as the kernel kept it (a core's pr_psargs)
   std::optional<int> signal;  // the signal that made the core (gcore records SIGSTOP, 19)
+  std::optional<SignalInfo> signal_info;  // the same with its sender or fault, where recorded
   std::string executable;   // the main program's path (AT_EXECFN, or the first mapped file)
+  // From a core's NT_PRPSINFO.
+  std::optional<int64_t> parent_pid;
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<char> state;  // the process state letter at dump time (R, S, D, T, t, Z, ...)
 };
 
 // A range of the target's memory.

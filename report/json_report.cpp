@@ -1,12 +1,21 @@
 #include "report/json_report.h"
 
+#include "report/process_facts.h"
+
 namespace hangpy::report {
 namespace {
+
+nlohmann::json optional_int(const std::optional<int>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 
 nlohmann::json frame_to_json(const cpython::PythonFrame& frame) {
   return {
       {"file", frame.file},
-      {"line", frame.line ? nlohmann::json(*frame.line) : nlohmann::json(nullptr)},
+      {"line", optional_int(frame.line)},
+      {"end_line", optional_int(frame.end_line)},
+      {"column", optional_int(frame.column)},
+      {"end_column", optional_int(frame.end_column)},
       {"function", frame.function},
       {"qualname", frame.qualname},
       {"first_line", frame.first_line},
@@ -48,7 +57,7 @@ nlohmann::json process_document(const AnalysedInput& input, const cpython::Proce
   const cpython::ProcessInfo& process = input.process;
   std::vector<std::string> warnings = input.warnings;
   warnings.insert(warnings.end(), stacks.warnings.begin(), stacks.warnings.end());
-  return {
+  nlohmann::json document = {
       {"hangpy_version", HANGPY_VERSION},
       {"core", input.core},
       {"process",
@@ -71,6 +80,8 @@ nlohmann::json process_document(const AnalysedInput& input, const cpython::Proce
       {"threads", std::move(threads)},
       {"threads_without_python", std::move(without_python)},
   };
+  add_process_facts(document["process"], process, stacks);
+  return document;
 }
 
 }  // namespace hangpy::report

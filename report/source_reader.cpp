@@ -36,11 +36,19 @@ const std::vector<std::string>* FileSourceReader::lines_of(const std::string& fi
   return slot ? &*slot : nullptr;
 }
 
-std::optional<std::string> FileSourceReader::line(const std::string& file, int line_number) {
+std::optional<std::string> FileSourceReader::raw_line(const std::string& file, int line_number) {
   const auto* lines = lines_of(file);
   if (!lines || line_number < 1 || static_cast<size_t>(line_number) > lines->size())
     return std::nullopt;
-  return trim((*lines)[static_cast<size_t>(line_number) - 1]);
+  std::string text = (*lines)[static_cast<size_t>(line_number) - 1];
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
+
+std::optional<std::string> FileSourceReader::line(const std::string& file, int line_number) {
+  auto text = raw_line(file, line_number);
+  if (!text) return std::nullopt;
+  return trim(*text);
 }
 
 }  // namespace hangpy::report

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "report/source_excerpt.h"
+
 namespace hangpy::report {
 namespace {
 
@@ -19,16 +21,12 @@ Colors colors_for(const TextStyle& style) {
 }
 
 std::string format_frame(const cpython::PythonFrame& frame, SourceReader* sources,
-                         const Colors& c, bool qualified) {
+                         const Colors& c, const TextStyle& style) {
   std::string line = frame.line ? std::to_string(*frame.line) : "?";
   std::string text = fmt::format("  File \"{}{}{}\", line {}, in {}{}{}\n", c.file, frame.file,
                                  c.reset, line, c.function,
-                                 qualified ? frame.qualname : frame.function, c.reset);
-  if (sources && frame.line) {
-    if (auto source = sources->line(frame.file, *frame.line); source && !source->empty())
-      text += fmt::format("    {}\n", *source);
-  }
-  return text;
+                                 style.qualified_names ? frame.qualname : frame.function, c.reset);
+  return text + format_frame_source(frame, sources, style.context_lines);
 }
 
 }  // namespace
@@ -55,13 +53,13 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   }
   if (style.most_recent_first) {
     text += "Traceback (most recent call first):\n";
-    for (const auto& frame : thread.frames) text += format_frame(frame, sources, c, style.qualified_names);
+    for (const auto& frame : thread.frames) text += format_frame(frame, sources, c, style);
     text += error_line;
   } else {
     text += "Traceback (most recent call last):\n";
     text += error_line;  // the outermost frames are the ones that could not be read
     for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
-      text += format_frame(*it, sources, c, style.qualified_names);
+      text += format_frame(*it, sources, c, style);
   }
   return text;
 }

@@ -13,6 +13,7 @@ struct TextStyle {
   bool color = false;
   bool most_recent_first = false;  // libpython's py-bt order; tracebacks put it last
   bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
+  int context_lines = 0;           // source lines before and after each frame's (--context)
 };
 
 // "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.

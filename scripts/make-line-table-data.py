@@ -1,7 +1,9 @@
 #!/usr/bin/env python
 # Writes the line tables of a sample module's code objects, with the line of every instruction
 # as the running interpreter itself computes it (co_lines() from 3.10 on, dis.findlinestarts
-# before), so the unit tests check hangpy's decoders against CPython's own answer.
+# before), so the unit tests check hangpy's decoders against CPython's own answer. From 3.11 on
+# each code also gets "positions": [byte offset, line, end line, column, end column] for every
+# 2-byte code unit, as co_positions() yields them (PEP 657).
 # Usage: PYTHON scripts/make-line-table-data.py OUT.json   (runs on Python 2.7 and 3.6+)
 import binascii
 import dis
@@ -57,6 +59,13 @@ def generator():
 
 square = lambda n: (n *
                     n)
+
+def wide_and_spanning(values):
+    total = ''' + " + ".join('values.get("key_%d", %d)' % (i, i) for i in range(14)) + '''
+    spanning = max(total,
+                   len(values),
+                   values.get("last", 0))
+    return total + spanning
 '''
 
 
@@ -103,16 +112,27 @@ def instruction_lines(code):
     return result
 
 
+def instruction_positions(code):
+    """[byte offset, line, end line, column, end column] per code unit (3.11+), else None."""
+    if not hasattr(code, "co_positions"):
+        return None
+    return [[2 * index] + list(position) for index, position in enumerate(code.co_positions())]
+
+
 def main():
     module = compile(SAMPLE, "sample.py", "exec")
     codes = []
     for code in code_objects(module):
-        codes.append({
+        entry = {
             "name": code.co_name,
             "first_line": code.co_firstlineno,
             "table": binascii.hexlify(table_of(code)).decode("ascii"),
             "lines": instruction_lines(code),
-        })
+        }
+        positions = instruction_positions(code)
+        if positions is not None:
+            entry["positions"] = positions
+        codes.append(entry)
     out = {
         "version": "%d.%d.%d" % sys.version_info[:3],
         "kind": kind(),

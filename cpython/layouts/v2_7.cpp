@@ -71,6 +71,8 @@ extern const Layout kPython27 = [] {
   layout.eval_loop_function = "PyEval_EvalFrameEx";
   layout.runtime.symbol = "interp_head";
   layout.runtime.symbol_reader = "PyInterpreterState_Head";
+  // 2.7 keeps no finalizing pointer (its `initialized` flag is one of several statics of that
+  // name in libpython), so runtime.finalizing stays absent: whether it shuts down is unknown.
   layout.gil.holder_symbol = "_PyThreadState_Current";
   // Variables (py-locals, py-print, sys.version).
   layout.interpreter.sysdict = 24;

@@ -13,6 +13,7 @@ extern const Layout kPython311 = [] {
   layout.minor = 11;
 
   layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.finalizing = 24;  // _Py_atomic_address _finalizing, after 5 ints and padding
   layout.gil.last_holder = 368;   // ceval.gil.last_holder
   layout.gil.locked = 376;        // ceval.gil.locked
 

@@ -24,6 +24,7 @@ extern const Layout kPython312 = [] {
   layout.minor = 12;
 
   layout.runtime.interpreters_head = 40;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.finalizing = 24;  // _Py_atomic_address _finalizing, after 5 ints and padding
   // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 0;

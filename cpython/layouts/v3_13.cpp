@@ -37,6 +37,7 @@ extern const Layout kPython313 = [] {
 
   layout.runtime.interpreters_head = 632;  // after the 584-byte _Py_DebugOffsets
   layout.runtime.starts_with_debug_offsets = true;
+  layout.runtime.finalizing = 608;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;  // after the embedded struct _ceval_state

@@ -48,6 +48,7 @@ extern const Layout kPython313t = [] {
 
   layout.runtime.interpreters_head = 632;
   layout.runtime.starts_with_debug_offsets = true;
+  layout.runtime.finalizing = 608;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter (and usually disabled): see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;

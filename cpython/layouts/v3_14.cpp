@@ -38,6 +38,7 @@ extern const Layout kPython314 = [] {
 
   layout.runtime.interpreters_head = 808;  // after the 760-byte _Py_DebugOffsets
   layout.runtime.starts_with_debug_offsets = true;
+  layout.runtime.finalizing = 784;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7272;  // after the embedded struct _ceval_state

@@ -55,6 +55,7 @@ extern const Layout kPython314t = [] {
 
   layout.runtime.interpreters_head = 808;
   layout.runtime.starts_with_debug_offsets = true;
+  layout.runtime.finalizing = 784;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter (and usually disabled): see gil.interpreter_gil below.
 
   layout.interpreter.next = 7272;

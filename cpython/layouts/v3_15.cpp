@@ -35,6 +35,7 @@ extern const Layout kPython315 = [] {
 
   layout.runtime.interpreters_head = 936;  // after the 888-byte _Py_DebugOffsets
   layout.runtime.starts_with_debug_offsets = true;
+  layout.runtime.finalizing = 912;  // PyThreadState *_finalizing; _finalizing_id; then interpreters
   // The GIL is per interpreter from 3.12 on: see gil.interpreter_gil below.
 
   layout.interpreter.next = 7264;

@@ -63,6 +63,7 @@ extern const Layout kPython36 = [] {
   layout.string.compact_data = 72;  // sizeof(PyCompactUnicodeObject)
   layout.runtime.symbol = "interp_head";
   layout.runtime.symbol_reader = "PyInterpreterState_Head";
+  layout.runtime.finalizing_symbol = "_Py_Finalizing";  // Python/pylifecycle.c, exported
   layout.gil.holder_symbol = "_PyThreadState_Current";
   // Variables (py-locals, py-print, sys.version).
   layout.interpreter.sysdict = 32;

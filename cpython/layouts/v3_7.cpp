@@ -21,6 +21,7 @@ extern const Layout kPython37 = [] {
   layout.minor = 7;
 
   layout.runtime.interpreters_head = 24;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.finalizing = 8;  // PyThreadState *finalizing, after 2 ints
   layout.gil.last_holder = 1272;  // ceval.gil.last_holder
   layout.gil.locked = 1280;       // ceval.gil.locked
 

@@ -22,6 +22,7 @@ extern const Layout kPython38 = [] {
   layout.minor = 8;
 
   layout.runtime.interpreters_head = 32;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.finalizing = 16;  // PyThreadState *finalizing, after 4 ints
   layout.gil.last_holder = 1160;  // ceval.gil.last_holder
   layout.gil.locked = 1168;       // ceval.gil.locked
 

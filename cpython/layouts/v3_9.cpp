@@ -21,6 +21,7 @@ extern const Layout kPython39 = [] {
   layout.minor = 9;
 
   layout.runtime.interpreters_head = 32;  // interpreters { mutex; head; main; next_id }
+  layout.runtime.finalizing = 16;  // _Py_atomic_address _finalizing, after 4 ints
   layout.gil.last_holder = 360;   // ceval.gil.last_holder
   layout.gil.locked = 368;        // ceval.gil.locked
 

@@ -40,10 +40,18 @@ def _compare_frames(ident, truth_thread, found_thread):
 
 
 def _compare_code_details(ident, truth_thread, found_frames):
-    """first_line always; qualname where the interpreter has one (3.11+ code objects)."""
+    """first_line always; qualname where the interpreter has one (3.11+ code objects); end line
+    and columns where traceback's FrameSummary has them (3.11+)."""
     problems = []
     qualnames = truth_thread.get("qualnames")
+    positions = truth_thread.get("positions")
     for index, got in enumerate(found_frames):
+        if positions is not None:
+            want = positions[index][1:]
+            found = [got.get("end_line"), got.get("column"), got.get("end_column")]
+            if found != want:
+                problems.append("thread %s frame %d: end_line, column, end_column %r, want %r"
+                                % (ident, index, found, want))
         want_first = truth_thread["first_lines"][index]
         if got.get("first_line") != want_first:
             problems.append("thread %s frame %d: first_line %s, want %s"
@@ -99,6 +107,32 @@ def _compare_threads_without_python(truth, report):
     return []
 
 
+def _compare_process_facts(truth, process):
+    """Parent, owner and whether the interpreter was finalizing, where the ground truth says."""
+    problems = []
+    for truth_key, found_key in (("ppid", "parent_pid"), ("uid", "uid"), ("gid", "gid")):
+        if truth_key in truth and process.get(found_key) != truth[truth_key]:
+            problems.append("process.%s %r, want %r"
+                            % (found_key, process.get(found_key), truth[truth_key]))
+    got = process.get("finalizing")
+    if "finalizing" in truth:
+        # 2.7 keeps no record of finalizing: there coreanalyze must say it cannot tell (null).
+        cannot_tell = truth["version"].startswith("2.")
+        want = None if cannot_tell else truth["finalizing"]
+        if got != want:
+            problems.append("process.finalizing %r, want %r" % (got, want))
+    elif got is True:  # an older ground truth: its programs block while running, not at exit
+        problems.append("process.finalizing is true; the program was not shutting down")
+    return problems
+
+
+def compare_signal(report, expected):
+    """Problems with process.signal_info against `expected` (keys of signal_info to check)."""
+    found = (report.get("process") or {}).get("signal_info") or {}
+    return ["process.signal_info.%s %r, want %r" % (key, found.get(key), want)
+            for key, want in sorted(expected.items()) if found.get(key) != want]
+
+
 def compare_json(truth, report):
     """List of problems (one string each, possibly with an indented diff); empty when equal."""
     problems = []
@@ -119,6 +153,7 @@ def compare_json(truth, report):
     for ident in sorted(set(truth["threads"]) & set(found)):
         problems += _compare_thread(ident, truth["threads"][ident], found[ident], truth["version"])
     problems += _compare_threads_without_python(truth, report)
+    problems += _compare_process_facts(truth, process)
     return problems
 
 

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,17 @@ SCENARIOS = {
     "exec": ("blocking_exec.py", ("gcore",)),
     "asyncio_task": ("asyncio_task.py", ("gcore",)),
     "native_thread": ("native_thread.py", ("gcore",)),
+    "finalizing": ("finalizing.py", ("gcore", "kernel")),
 }
+
+
+def expected_signal(kind):
+    """What NT_SIGINFO must say of each kind of core: the kernel's records this test's
+    kill(SIGABRT) with its sender; gdb's gcore records the SIGSTOP that stopped the process."""
+    if kind == "kernel":
+        return {"number": signal.SIGABRT, "code": 0, "sender_pid": os.getpid(),  # SI_USER
+                "sender_uid": os.getuid()}
+    return {"number": signal.SIGSTOP}
 
 
 def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
@@ -49,9 +60,9 @@ def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
                           timeout=COREANALYZE_TIMEOUT)
 
 
-def check_core(coreanalyze, core, interpreter, truth, extra_args=()):
+def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info=None):
     """Problems found comparing coreanalyze's JSON and text output with the ground truth;
-    `extra_args` go to both runs."""
+    `extra_args` go to both runs; `signal_info`: what process.signal_info must hold."""
     extra_args = list(extra_args)
     result = run_coreanalyze(coreanalyze, core, interpreter, ["--json"] + extra_args)
     stderr = result.stderr.decode("utf-8", "replace").strip()
@@ -66,6 +77,8 @@ def check_core(coreanalyze, core, interpreter, truth, extra_args=()):
             return problems
         return ["coreanalyze --json printed no JSON (%s); stderr: %s" % (error, stderr)]
     problems += compare.compare_json(truth, report)
+    if signal_info:
+        problems += compare.compare_signal(report, signal_info)
     for warning in report.get("warnings") or []:
         problems.append("warning: %s" % warning)
     if problems:
@@ -149,7 +162,8 @@ def run_case(coreanalyze, interpreter, scenario, kind):
     workdir = scenario_workdir(interpreter, "hangpy-it-")
     try:
         core, _, truth = capture(interpreter, scenario, kind, workdir)
-        problems = check_core(coreanalyze, core, interpreter, truth)
+        problems = check_core(coreanalyze, core, interpreter, truth,
+                              signal_info=expected_signal(kind))
         if problems and os.environ.get("HANGPY_KEEP_CORES") == "1":
             problems.append("kept core and ground truth in %s"
                             % keep_for_debugging(workdir, scenario))

@@ -10,8 +10,12 @@ their blocking call, takes sys._current_frames() and writes, atomically,
    "threads": {"<ident>": {"native_id": ... or null, "name": ... or null,
                            "frames": [[file, line, function], ...],      # outermost first
                            "first_lines": [co_firstlineno, ...],         # same order
-                           "qualnames": [co_qualname, ...]}},            # 3.11+ only
-   "os_threads": [every kernel thread id of the process, the reporter's included]}
+                           "qualnames": [co_qualname, ...],              # 3.11+ only
+                           "positions": [[line, end_line, column, end_column], ...]}},
+                                         # 3.11+ only: the current instruction's PEP 657
+                                         # position, as a traceback through it shows it
+   "os_threads": [every kernel thread id of the process, the reporter's included],
+   "ppid": ..., "uid": ..., "gid": ..., "finalizing": false}
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -91,23 +95,41 @@ def held_lock():
     return lock
 
 
+def _position(frame):
+    """[line, end_line, column, end_column] of the frame's current instruction as a traceback
+    through it would show it (3.11+: PEP 657 positions), else None. extract_stack leaves the
+    columns out, so this asks the code object the way traceback does for a traceback."""
+    if not hasattr(frame.f_code, "co_positions"):
+        return None
+    get_position = getattr(traceback, "_get_code_position", None)
+    if get_position is not None:
+        return list(get_position(frame.f_code, frame.f_lasti))
+    return list(list(frame.f_code.co_positions())[frame.f_lasti // 2])
+
+
 def _frames_of(frame):
     """[file, line, function] outermost first, exactly as traceback.extract_stack reports them,
     plus each frame's code object details that extract_stack leaves out."""
     summary = traceback.extract_stack(frame)
     frames = [[_text(entry[0]), entry[1], _text(entry[2])] for entry in summary]
+
     codes = []
+    positions = []
     while frame is not None:
         codes.append(frame.f_code)
+        positions.append(_position(frame))
         frame = frame.f_back
     codes.reverse()
+    positions.reverse()
+    if None in positions:
+        positions = None
     if len(codes) != len(frames):  # extract_stack honours no limit here; this would be a bug
         raise RuntimeError("frame walk and extract_stack disagree")
     first_lines = [code.co_firstlineno for code in codes]
     qualnames = None
     if hasattr(codes[0] if codes else None, "co_qualname"):  # code objects carry it from 3.11
         qualnames = [_text(code.co_qualname) for code in codes]
-    return frames, first_lines, qualnames
+    return frames, first_lines, qualnames, positions
 
 
 def _snapshot():
@@ -118,7 +140,7 @@ def _snapshot():
         if ident == me:
             continue
         thread = by_ident.get(ident)
-        frames, first_lines, qualnames = _frames_of(frame)
+        frames, first_lines, qualnames, positions = _frames_of(frame)
         entry = {
             "native_id": _native_id(thread) if thread is not None else None,
             "name": _text(thread.name) if thread is not None else None,
@@ -127,6 +149,8 @@ def _snapshot():
         }
         if qualnames is not None:
             entry["qualnames"] = qualnames
+        if positions is not None:
+            entry["positions"] = positions
         threads[str(ident)] = entry
     return {
         "pid": os.getpid(),
@@ -135,6 +159,10 @@ def _snapshot():
         "reporter_native_id": _native_id(threading.current_thread()) or _gettid(),
         "threads": threads,
         "os_threads": sorted(int(task) for task in os.listdir("/proc/self/task")),
+        "ppid": os.getppid(),
+        "uid": os.getuid(),
+        "gid": os.getgid(),
+        "finalizing": False,  # the scenarios block while the program runs, not at its exit
     }
 
 

@@ -217,7 +217,19 @@ TEST_F(CoreFileTest, ProcessNotes) {
   EXPECT_FALSE(core_->arguments().empty());
   if (generated_->by_kernel) {
     EXPECT_EQ(core_->signal(), SIGABRT);
+    // The child raise()d it: tgkill from its own pid, which NT_SIGINFO names as the sender.
+    ASSERT_TRUE(core_->signal_info());
+    EXPECT_EQ(core_->signal_info()->number, SIGABRT);
+    EXPECT_EQ(core_->signal_info()->code, SI_TKILL);
+    EXPECT_EQ(core_->signal_info()->sender_pid, generated_->pid);
+    EXPECT_EQ(core_->signal_info()->sender_uid, getuid());
+    EXPECT_FALSE(core_->signal_info()->fault_address);
   }
+  // This test forked the child: NT_PRPSINFO names it as the parent, and the same owner.
+  EXPECT_EQ(core_->parent_pid(), static_cast<int64_t>(getpid()));
+  EXPECT_EQ(core_->uid(), getuid());
+  EXPECT_EQ(core_->gid(), getgid());
+  EXPECT_TRUE(core_->state());
   EXPECT_TRUE(core_->auxv_value(AT_ENTRY));
   EXPECT_EQ(core_->auxv_value(AT_PAGESZ), static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   ASSERT_TRUE(core_->execfn());

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,54 @@ INSTANTIATE_TEST_SUITE_P(Versions, LineTableFromInterpreter,
                          ::testing::Values("py27.json", "py36.json", "py37.json", "py38.json",
                                            "py39.json", "py310.json", "py311.json", "py312.json",
                                            "py313.json"),
+                         [](const auto& param_info) {
+                           return param_info.param.substr(0, param_info.param.find('.'));
+                         });
+
+// 3.11 on: line, end line and columns of every code unit as co_positions() gave them.
+class PositionsFromInterpreter : public ::testing::TestWithParam<std::string> {};
+
+std::optional<int> optional_int(const nlohmann::json& value) {
+  if (value.is_null()) return std::nullopt;
+  return value.get<int>();
+}
+
+TEST_P(PositionsFromInterpreter, EveryCodeUnitHasTheInterpretersPosition) {
+  std::filesystem::path path =
+      std::filesystem::path(HANGPY_TEST_DATA_DIR) / "line_tables" / GetParam();
+  std::ifstream stream(path);
+  ASSERT_TRUE(stream) << path;
+  auto data = nlohmann::json::parse(stream);
+  size_t checked = 0, with_columns = 0, spanning = 0, wide = 0;
+  for (const auto& code : data["codes"]) {
+    auto table = from_hex(code["table"]);
+    int first_line = code["first_line"];
+    ASSERT_TRUE(code.contains("positions")) << code["name"];
+    for (const auto& entry : code["positions"]) {
+      int64_t offset = entry[0];
+      auto position = hangpy::cpython::position_from_location_table(table, first_line, offset);
+      ASSERT_TRUE(position) << code["name"] << " at byte " << offset;
+      const std::string where =
+          fmt::format("{} at byte {} in {}", code["name"].get<std::string>(), offset,
+                      data["version"].get<std::string>());
+      ASSERT_EQ(position->line, optional_int(entry[1])) << where;
+      ASSERT_EQ(position->end_line, optional_int(entry[2])) << where;
+      ASSERT_EQ(position->column, optional_int(entry[3])) << where;
+      ASSERT_EQ(position->end_column, optional_int(entry[4])) << where;
+      ++checked;
+      if (position->column) ++with_columns;
+      if (position->line && position->end_line != position->line) ++spanning;
+      if (position->end_column > 255) ++wide;  // only the long form holds these
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(with_columns, 500u);
+  EXPECT_GT(spanning, 0u);
+  EXPECT_GT(wide, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, PositionsFromInterpreter,
+                         ::testing::Values("py311.json", "py312.json", "py313.json"),
                          [](const auto& param_info) {
                            return param_info.param.substr(0, param_info.param.find('.'));
                          });

@@ -1,0 +1,133 @@
+#include "report/process_facts.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace hangpy::report {
+namespace {
+
+// The si_codes a process sends with (asm-generic/siginfo.h): which call sent the signal.
+std::string sending_call(int code) {
+  switch (code) {
+    case SI_USER: return "kill()";
+    case SI_TKILL: return "tgkill()";
+    case SI_QUEUE: return "sigqueue()";
+    case SI_TIMER: return "a POSIX timer";
+    case SI_MESGQ: return "a message queue";
+    case SI_ASYNCIO: return "asynchronous I/O";
+    case SI_SIGIO: return "SIGIO";
+    default: return fmt::format("si_code {}", code);
+  }
+}
+
+// Why the kernel raised a fault signal, for the codes users meet.
+std::string fault_reason(int number, int code) {
+  if (number == SIGSEGV && code == SEGV_MAPERR) return "address not mapped";
+  if (number == SIGSEGV && code == SEGV_ACCERR) return "access not permitted";
+  if (number == SIGBUS && code == BUS_ADRERR) return "no such physical address";
+  if (number == SIGBUS && code == BUS_ADRALN) return "misaligned address";
+  if (number == SIGFPE && code == FPE_INTDIV) return "integer divide by zero";
+  if (number == SIGILL && code == ILL_ILLOPN) return "illegal operand";
+  if (number == SIGILL && code == ILL_ILLOPC) return "illegal opcode";
+  return fmt::format("si_code {}", code);
+}
+
+// The thread running Py_Finalize, as "thread 0x... (LWP N)" where the stacks list it.
+std::string finalizing_thread(const cpython::ProcessStacks& stacks) {
+  for (const cpython::PythonThread& thread : stacks.threads) {
+    if (thread.thread_state != stacks.finalizing_thread_state) continue;
+    std::string text = fmt::format("thread 0x{:x}", thread.thread_id);
+    if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
+    return text;
+  }
+  return fmt::format("thread state 0x{:x}", stacks.finalizing_thread_state);
+}
+
+}  // namespace
+
+std::string signal_name(int number) {
+  if (const char* abbreviation = sigabbrev_np(number)) return fmt::format("SIG{}", abbreviation);
+  return fmt::format("signal {}", number);
+}
+
+std::string describe_signal(const cpython::SignalInfo& signal) {
+  std::string text = fmt::format("{} ({})", signal_name(signal.number), signal.number);
+  if (signal.sender_pid) {
+    text += fmt::format(", sent by {} from PID {}", sending_call(signal.code), *signal.sender_pid);
+    if (signal.sender_uid) text += fmt::format(" (UID {})", *signal.sender_uid);
+  } else if (signal.fault_address) {
+    text += fmt::format(", fault at 0x{:x} ({})", *signal.fault_address,
+                        fault_reason(signal.number, signal.code));
+  } else if (signal.code == SI_KERNEL) {
+    text += ", sent by the kernel";
+  }
+  return text;
+}
+
+std::string format_process_facts(const cpython::ProcessInfo& process,
+                                 const cpython::ProcessStacks& stacks) {
+  std::vector<std::string> parts;
+  if (process.parent_pid) parts.push_back(fmt::format("parent PID {}", *process.parent_pid));
+  if (process.uid) parts.push_back(fmt::format("UID {}", *process.uid));
+  if (process.gid) parts.push_back(fmt::format("GID {}", *process.gid));
+  if (process.state) parts.push_back(fmt::format("state {}", *process.state));
+  if (process.signal_info) {
+    parts.push_back("signal " + describe_signal(*process.signal_info));
+  } else if (process.signal) {
+    parts.push_back(fmt::format("signal {} ({})", signal_name(*process.signal), *process.signal));
+  }
+  std::string text;
+  if (!parts.empty()) {
+    text = parts.front();
+    for (size_t i = 1; i < parts.size(); ++i) text += ", " + parts[i];
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    text += "\n";
+  }
+  if (stacks.finalizing == true) {
+    text += fmt::format("The interpreter is finalizing (shutting down): Py_Finalize runs in {}\n",
+                        finalizing_thread(stacks));
+  }
+  return text;
+}
+
+void add_process_facts(nlohmann::json& process_json, const cpython::ProcessInfo& process,
+                       const cpython::ProcessStacks& stacks) {
+  auto optional_json = [](const auto& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  process_json["parent_pid"] = optional_json(process.parent_pid);
+  process_json["uid"] = optional_json(process.uid);
+  process_json["gid"] = optional_json(process.gid);
+  process_json["state"] =
+      process.state ? nlohmann::json(std::string(1, *process.state)) : nlohmann::json(nullptr);
+  nlohmann::json signal = nullptr;
+  if (const auto& info = process.signal_info) {
+    signal = {
+        {"number", info->number},
+        {"name", signal_name(info->number)},
+        {"code", info->code},
+        {"sender_pid", optional_json(info->sender_pid)},
+        {"sender_uid", optional_json(info->sender_uid)},
+        {"fault_address", info->fault_address ? nlohmann::json(fmt::format("0x{:x}", *info->fault_address))
+                                              : nlohmann::json(nullptr)},
+        {"description", describe_signal(*info)},
+    };
+  }
+  process_json["signal_info"] = std::move(signal);
+  process_json["finalizing"] = optional_json(stacks.finalizing);
+  nlohmann::json thread = nullptr;
+  if (stacks.finalizing == true) {
+    thread = {{"thread_state", fmt::format("0x{:x}", stacks.finalizing_thread_state)},
+              {"native_thread_id", nullptr}};
+    for (const cpython::PythonThread& t : stacks.threads)
+      if (t.thread_state == stacks.finalizing_thread_state)
+        thread["native_thread_id"] = optional_json(t.native_thread_id);
+  }
+  process_json["finalizing_thread"] = std::move(thread);
+}
+
+}  // namespace hangpy::report
