@@ -1,10 +1,22 @@
 #include "coreanalyze/native_stacks.h"
 
+#include "coreanalyze/core_file.h"
+
 #include "native/dwfl_core_unwinder.h"
 #include "native/splice.h"
 
 namespace hangpy::coreanalyze {
 namespace {
+
+// NT_PRSTATUS registers in the x86-64 DWARF numbering libdwfl unwinds with.
+native::ThreadRegisters dwarf_registers(const CoreThread& thread) {
+  const user_regs_struct& r = thread.registers;
+  native::ThreadRegisters out;
+  out.lwp = thread.lwp;
+  out.dwarf = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
+               r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
+  return out;
+}
 
 // The thread's native stack with, for a Python thread, its Python frames spliced in.
 native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int64_t lwp,
@@ -35,6 +47,9 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
   unwinder_options.core_path = options.core_path;
   unwinder_options.sysroot = options.sysroot;
   unwinder_options.inlined_frames = inlined_frames;
+  unwinder_options.memory = &target.memory();
+  for (const CoreThread& thread : target.core().threads())
+    unwinder_options.threads.push_back(dwarf_registers(thread));
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };
