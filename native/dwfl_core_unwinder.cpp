@@ -29,8 +29,11 @@ std::string build_id_debug_path(const std::string& sysroot, const unsigned char*
 
 }  // namespace
 
+constexpr const char* kVdsoName = "[vdso]";
+
 struct DwflCoreUnwinder::Impl {
   DwflCoreOptions options;
+  std::vector<char> vdso_elf_image;  // the memory libdwfl's Elf of the vDSO reads
   FileDescriptor core_fd;
   ElfHandle core_elf;
   Dwfl_Callbacks callbacks{};
@@ -59,6 +62,7 @@ struct DwflCoreUnwinder::Impl {
   static bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept;
 
   Expected<void> attach();
+  Expected<void> report_modules();
   Expected<void> attach_threads();
   void walk_all();
 };
@@ -72,7 +76,14 @@ int DwflCoreUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
                                      Elf** elf) noexcept {
   try {
     Impl* self = current;
-    if (self == nullptr || module_name == nullptr || !self->options.module_file) return -1;
+    if (self == nullptr || module_name == nullptr) return -1;
+    if (std::strcmp(module_name, kVdsoName) == 0 && !self->options.vdso_image.empty()) {
+      const auto* bytes = reinterpret_cast<const char*>(self->options.vdso_image.data());
+      self->vdso_elf_image.assign(bytes, bytes + self->options.vdso_image.size());
+      *elf = elf_memory(self->vdso_elf_image.data(), self->vdso_elf_image.size());
+      return -1;  // no file: libdwfl takes the Elf
+    }
+    if (!self->options.module_file) return -1;
     std::optional<std::string> path = self->options.module_file(module_name);
     if (!path) {
       // The vDSO and modules the core names by no file: libdwfl builds them from core memory.
@@ -163,6 +174,24 @@ Expected<void> DwflCoreUnwinder::Impl::attach_threads() {
                                 dwfl_message()));
 }
 
+// The shell's modules, each opened only when first needed; else libdwfl's reading of the core.
+Expected<void> DwflCoreUnwinder::Impl::report_modules() {
+  if (options.modules.empty()) {
+    if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) >= 0) return {};
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("libdwfl cannot read the modules of {}: {}", options.core_path,
+                                  dwfl_message()));
+  }
+  dwfl_report_begin(dwfl.get());
+  // A module libdwfl refuses (one overlapping another) only leaves its frames unnamed.
+  for (const ReportedModule& module : options.modules)
+    dwfl_report_module(dwfl.get(), module.recorded_path.c_str(), module.start, module.end);
+  if (!options.vdso_image.empty())
+    dwfl_report_module(dwfl.get(), kVdsoName, options.vdso_address,
+                       options.vdso_address + options.vdso_image.size());
+  return {};
+}
+
 Expected<void> DwflCoreUnwinder::Impl::attach() {
   elf_version(EV_CURRENT);
   core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -179,10 +208,7 @@ Expected<void> DwflCoreUnwinder::Impl::attach() {
   dwfl.reset(dwfl_begin(&callbacks));
   if (!dwfl) return make_error(ErrorKind::kIo, "libdwfl: " + dwfl_message());
   Current scope(this);
-  if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) < 0)
-    return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("libdwfl cannot read the modules of {}: {}", options.core_path,
-                                  dwfl_message()));
+  if (auto reported = report_modules(); !reported) return reported;
   dwfl_report_end(dwfl.get(), nullptr, nullptr);
   return attach_threads();
 }

@@ -27,6 +27,13 @@ struct ThreadRegisters {
   std::array<uint64_t, 17> dwarf{};
 };
 
+// A module of the core: the file it recorded at `recorded_path`, mapped at [start, end).
+struct ReportedModule {
+  std::string recorded_path;
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
 struct DwflCoreOptions {
   std::string core_path;
   ModuleFileFinder module_file;
@@ -43,7 +50,15 @@ struct DwflCoreOptions {
   // which scans every program header of the core on every read — on a PyTorch core (~1,000
   // segments) a fifth of --native's time.
   const cpython::AddressSpace* memory = nullptr;  // outlives the unwinder
-  std::vector<ThreadRegisters> threads;  // per thread; a deeper walk ends with an end_reason
+  std::vector<ThreadRegisters> threads;
+  // The core's modules as the shell knows them. Given, libdwfl opens a module's file (through
+  // module_file) only when a frame lands in it; else it reads the core's module list itself
+  // (dwfl_core_file_report), opening every mapped file (some 300 on a PyTorch core).
+  std::vector<ReportedModule> modules;
+  // With `modules`: the vDSO's image read from the core and its address (it has no file; its
+  // CFI unwinds a thread stopped in it). Empty when unknown.
+  std::vector<std::byte> vdso_image;
+  uint64_t vdso_address = 0;  // per thread; a deeper walk ends with an end_reason
 };
 
 class DwflCoreUnwinder final : public NativeUnwinder {
