@@ -1,10 +1,41 @@
 #include "coreanalyze/native_stacks.h"
 
+#include <elf.h>
+
+#include <algorithm>
+
+#include "coreanalyze/core_file.h"
+
 #include "native/dwfl_core_unwinder.h"
 #include "native/splice.h"
 
 namespace hangpy::coreanalyze {
 namespace {
+
+// The vDSO's image, from its mapping in the core (AT_SYSINFO_EHDR says where; the kernel and gcore
+// both save it).
+constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
+
+void add_vdso(const CoreFile& core, native::DwflCoreOptions& options) {
+  const std::optional<uint64_t> address = core.auxv_value(AT_SYSINFO_EHDR);
+  if (!address) return;
+  const CoreSegment* segment = core.segment_containing(*address);
+  if (segment == nullptr) return;
+  std::vector<std::byte> image(std::min(kMaxVdsoBytes, segment->vaddr + segment->memsz - *address));
+  if (!core.read(*address, image)) return;
+  options.vdso_image = std::move(image);
+  options.vdso_address = *address;
+}
+
+// NT_PRSTATUS registers in the x86-64 DWARF numbering libdwfl unwinds with.
+native::ThreadRegisters dwarf_registers(const CoreThread& thread) {
+  const user_regs_struct& r = thread.registers;
+  native::ThreadRegisters out;
+  out.lwp = thread.lwp;
+  out.dwarf = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
+               r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
+  return out;
+}
 
 // The thread's native stack with, for a Python thread, its Python frames spliced in.
 native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int64_t lwp,
@@ -35,6 +66,12 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
   unwinder_options.core_path = options.core_path;
   unwinder_options.sysroot = options.sysroot;
   unwinder_options.inlined_frames = inlined_frames;
+  unwinder_options.memory = &target.memory();
+  for (const CoreThread& thread : target.core().threads())
+    unwinder_options.threads.push_back(dwarf_registers(thread));
+  for (const cpython::MappedModule& module : target.modules())
+    unwinder_options.modules.push_back({module.path, module.start, module.end});
+  add_vdso(target.core(), unwinder_options);
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };

@@ -29,8 +29,11 @@ std::string build_id_debug_path(const std::string& sysroot, const unsigned char*
 
 }  // namespace
 
+constexpr const char* kVdsoName = "[vdso]";
+
 struct DwflCoreUnwinder::Impl {
   DwflCoreOptions options;
+  std::vector<char> vdso_elf_image;  // the memory libdwfl's Elf of the vDSO reads
   FileDescriptor core_fd;
   ElfHandle core_elf;
   Dwfl_Callbacks callbacks{};
@@ -53,7 +56,14 @@ struct DwflCoreUnwinder::Impl {
                             Dwarf_Addr base, const char* file_name, const char* debuglink_file,
                             GElf_Word debuglink_crc, char** debuginfo_file_name) noexcept;
 
+  static pid_t next_thread(Dwfl* dwfl, void* dwfl_arg, void** thread_argp) noexcept;
+  static bool memory_read(Dwfl* dwfl, Dwarf_Addr address, Dwarf_Word* result,
+                          void* dwfl_arg) noexcept;
+  static bool set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept;
+
   Expected<void> attach();
+  Expected<void> report_modules();
+  Expected<void> attach_threads();
   void walk_all();
 };
 
@@ -66,7 +76,14 @@ int DwflCoreUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
                                      Elf** elf) noexcept {
   try {
     Impl* self = current;
-    if (self == nullptr || module_name == nullptr || !self->options.module_file) return -1;
+    if (self == nullptr || module_name == nullptr) return -1;
+    if (std::strcmp(module_name, kVdsoName) == 0 && !self->options.vdso_image.empty()) {
+      const auto* bytes = reinterpret_cast<const char*>(self->options.vdso_image.data());
+      self->vdso_elf_image.assign(bytes, bytes + self->options.vdso_image.size());
+      *elf = elf_memory(self->vdso_elf_image.data(), self->vdso_elf_image.size());
+      return -1;  // no file: libdwfl takes the Elf
+    }
+    if (!self->options.module_file) return -1;
     std::optional<std::string> path = self->options.module_file(module_name);
     if (!path) {
       // The vDSO and modules the core names by no file: libdwfl builds them from core memory.
@@ -107,6 +124,74 @@ int DwflCoreUnwinder::Impl::find_debuginfo(Dwfl_Module* module, void** userdata,
   }
 }
 
+// The threads of options.threads, in order; *thread_argp holds the current one.
+pid_t DwflCoreUnwinder::Impl::next_thread(Dwfl*, void* dwfl_arg, void** thread_argp) noexcept {
+  auto* self = static_cast<Impl*>(dwfl_arg);
+  const auto& threads = self->options.threads;
+  const auto* current = static_cast<const ThreadRegisters*>(*thread_argp);
+  const size_t next = current == nullptr ? 0 : static_cast<size_t>(current - threads.data()) + 1;
+  if (next >= threads.size()) return 0;
+  *thread_argp = const_cast<ThreadRegisters*>(&threads[next]);
+  return static_cast<pid_t>(threads[next].lwp);
+}
+
+bool DwflCoreUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result,
+                                         void* dwfl_arg) noexcept {
+  try {
+    auto* self = static_cast<Impl*>(dwfl_arg);
+    auto word = cpython::read_value<uint64_t>(*self->options.memory, address);
+    if (!word) return false;
+    *result = *word;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool DwflCoreUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept {
+  const auto* registers = static_cast<const ThreadRegisters*>(thread_arg);
+  if (!dwfl_thread_state_registers(thread, 0, registers->dwarf.size(), registers->dwarf.data()))
+    return false;
+  dwfl_thread_state_register_pc(thread, registers->dwarf[16]);
+  return true;
+}
+
+// The shell's threads and memory when it gave them (see DwflCoreOptions::memory), else libdwfl's
+// own reading of the core.
+Expected<void> DwflCoreUnwinder::Impl::attach_threads() {
+  if (options.memory != nullptr && !options.threads.empty()) {
+    static const Dwfl_Thread_Callbacks kCallbacks = {
+        &Impl::next_thread, nullptr, &Impl::memory_read, &Impl::set_initial_registers,
+        nullptr, nullptr};
+    if (dwfl_attach_state(dwfl.get(), core_elf.get(), static_cast<pid_t>(options.threads[0].lwp),
+                          &kCallbacks, this))
+      return {};
+  } else if (dwfl_core_file_attach(dwfl.get(), core_elf.get()) >= 0) {
+    return {};
+  }
+  return make_error(ErrorKind::kInvalidInput,
+                    fmt::format("libdwfl cannot read the threads of {}: {}", options.core_path,
+                                dwfl_message()));
+}
+
+// The shell's modules, each opened only when first needed; else libdwfl's reading of the core.
+Expected<void> DwflCoreUnwinder::Impl::report_modules() {
+  if (options.modules.empty()) {
+    if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) >= 0) return {};
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("libdwfl cannot read the modules of {}: {}", options.core_path,
+                                  dwfl_message()));
+  }
+  dwfl_report_begin(dwfl.get());
+  // A module libdwfl refuses (one overlapping another) only leaves its frames unnamed.
+  for (const ReportedModule& module : options.modules)
+    dwfl_report_module(dwfl.get(), module.recorded_path.c_str(), module.start, module.end);
+  if (!options.vdso_image.empty())
+    dwfl_report_module(dwfl.get(), kVdsoName, options.vdso_address,
+                       options.vdso_address + options.vdso_image.size());
+  return {};
+}
+
 Expected<void> DwflCoreUnwinder::Impl::attach() {
   elf_version(EV_CURRENT);
   core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -123,16 +208,9 @@ Expected<void> DwflCoreUnwinder::Impl::attach() {
   dwfl.reset(dwfl_begin(&callbacks));
   if (!dwfl) return make_error(ErrorKind::kIo, "libdwfl: " + dwfl_message());
   Current scope(this);
-  if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) < 0)
-    return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("libdwfl cannot read the modules of {}: {}", options.core_path,
-                                  dwfl_message()));
+  if (auto reported = report_modules(); !reported) return reported;
   dwfl_report_end(dwfl.get(), nullptr, nullptr);
-  if (dwfl_core_file_attach(dwfl.get(), core_elf.get()) < 0)
-    return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("libdwfl cannot read the threads of {}: {}", options.core_path,
-                                  dwfl_message()));
-  return {};
+  return attach_threads();
 }
 
 namespace {

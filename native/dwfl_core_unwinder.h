@@ -3,12 +3,15 @@
 // to libdwfl through its find_elf callback; libdwfl never searches for binaries by itself.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "base/error.h"
+#include "cpython/address_space.h"
 #include "native/unwinder.h"
 
 namespace hangpy::native {
@@ -16,6 +19,20 @@ namespace hangpy::native {
 // The host file that stands for a module the core recorded at `recorded_path`; nullopt when
 // there is none (libdwfl then uses what the core itself holds of the module, if anything).
 using ModuleFileFinder = std::function<std::optional<std::string>(const std::string& recorded_path)>;
+
+// A thread's registers at the time of the core, in x86-64 DWARF numbering: rax, rdx, rcx, rbx,
+// rsi, rdi, rbp, rsp, r8-r15, then the pc (the return-address column, 16).
+struct ThreadRegisters {
+  int64_t lwp = 0;
+  std::array<uint64_t, 17> dwarf{};
+};
+
+// A module of the core: the file it recorded at `recorded_path`, mapped at [start, end).
+struct ReportedModule {
+  std::string recorded_path;
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
 
 struct DwflCoreOptions {
   std::string core_path;
@@ -26,7 +43,22 @@ struct DwflCoreOptions {
   // Also name the functions inlined at each pc, from DWARF: reads each module's whole debug info
   // (see native/dwfl_symbolizer.h for the cost), so only when asked.
   bool inlined_frames = false;
-  size_t max_frames = 512;  // per thread; a deeper walk ends with an end_reason
+  size_t max_frames = 512;
+  // The shell's own view of the core: its memory (core segments, with mapped files where the core
+  // saved no page) and its threads. Given both, libdwfl reads the stacks through `memory` and
+  // starts each thread from `threads`; else it reads the core itself (dwfl_core_file_attach),
+  // which scans every program header of the core on every read — on a PyTorch core (~1,000
+  // segments) a fifth of --native's time.
+  const cpython::AddressSpace* memory = nullptr;  // outlives the unwinder
+  std::vector<ThreadRegisters> threads;
+  // The core's modules as the shell knows them. Given, libdwfl opens a module's file (through
+  // module_file) only when a frame lands in it; else it reads the core's module list itself
+  // (dwfl_core_file_report), opening every mapped file (some 300 on a PyTorch core).
+  std::vector<ReportedModule> modules;
+  // With `modules`: the vDSO's image read from the core and its address (it has no file; its
+  // CFI unwinds a thread stopped in it). Empty when unknown.
+  std::vector<std::byte> vdso_image;
+  uint64_t vdso_address = 0;  // per thread; a deeper walk ends with an end_reason
 };
 
 class DwflCoreUnwinder final : public NativeUnwinder {
