@@ -86,6 +86,10 @@ std::optional<std::string> collective_op(const std::string& lower) {
 }  // namespace
 
 bool is_symbol_or_clone(std::string_view symbol, std::string_view name) {
+  // glibc's internal aliases (__GI___lll_lock_wait) and versioned names (pthread_mutex_lock@GLIBC_2.2.5)
+  // are the same functions.
+  if (symbol.starts_with("__GI_")) symbol.remove_prefix(5);
+  if (size_t at = symbol.find('@'); at != std::string_view::npos) symbol = symbol.substr(0, at);
   if (!symbol.starts_with(name)) return false;
   return symbol.size() == name.size() || symbol[name.size()] == '.';
 }

@@ -1,6 +1,9 @@
 #include "report/diagnosis_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "diagnosis/syscalls.h"
 
 namespace hangpy::report {
 namespace {
@@ -9,6 +12,11 @@ std::string syscall_text(const diagnosis::ThreadDiagnosis& thread) {
   if (!thread.syscall) return "not in a system call";
   const std::string name = thread.syscall_name.empty() ? fmt::format("system call {}", *thread.syscall)
                                                        : thread.syscall_name;
+  // The first argument says most: a futex's address, the pid wait4 waits for, a read's fd.
+  const diagnosis::SyscallKind kind = diagnosis::syscall_kind(*thread.syscall);
+  const bool number = kind == diagnosis::SyscallKind::kChildWait || kind == diagnosis::SyscallKind::kRead ||
+                      kind == diagnosis::SyscallKind::kSocket;
+  if (number) return fmt::format("in {}({})", name, static_cast<int32_t>(thread.syscall_arguments[0]));
   return fmt::format("in {}(0x{:x})", name, thread.syscall_arguments[0]);
 }
 

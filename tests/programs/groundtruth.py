@@ -33,6 +33,7 @@ ANNOUNCE_TIMEOUT_SECONDS = 20.0
 
 _announced = set()
 _announced_cond = threading.Condition()
+_expectations = {}
 _os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter cannot say (< 3.8)
 
 
@@ -74,6 +75,12 @@ def announce_blocking():
     with _announced_cond:
         _announced.add(_ident())
         _announced_cond.notify_all()
+
+
+def expect(**facts):
+    """Facts the program knows about itself for a test to check (a child's pid...), written with
+    the ground truth under "expect"."""
+    _expectations.update(facts)
 
 
 def held_lock():
@@ -127,6 +134,7 @@ def _snapshot():
         "reporter_native_id": _native_id(threading.current_thread()) or _gettid(),
         "threads": threads,
         "os_threads": sorted(int(task) for task in os.listdir("/proc/self/task")),
+        "expect": dict(_expectations),
     }
 
 
