@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include <fmt/format.h>
+
 namespace hangpy::diagnosis {
 namespace {
 
@@ -115,23 +117,30 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
   NativeHint hint;
   std::string op;
   std::string backend;
-  bool named_seen = false;
+  bool innermost_seen = false;
   size_t looked = 0;
   for (const native::MergedFrame& frame : stack.frames) {
     if (looked++ >= kNativeFramesLooked) break;
     if (frame.python) {
-      if (!named_seen) hint.innermost_is_python = true;
-      named_seen = true;
+      if (!innermost_seen) hint.innermost_is_python = true;
+      innermost_seen = true;
       continue;
     }
     if (!frame.native) continue;
     const std::string& symbol = frame.native->symbol;
-    if (symbol.empty()) continue;
-    if (!named_seen) {
-      hint.innermost_symbol = symbol;
-      hint.innermost_is_python = native::is_eval_loop_symbol(symbol, eval_loop_function);
-      named_seen = true;
+    if (!innermost_seen) {
+      // The innermost frame decides: a frame without a symbol is machine code all the same.
+      innermost_seen = true;
+      if (symbol.empty()) {
+        std::string module = frame.native->module.substr(frame.native->module.rfind('/') + 1);
+        hint.innermost_symbol = module.empty() ? "??" : fmt::format("?? ({}+0x{:x})", module,
+                                                                       frame.native->module_offset);
+      } else {
+        hint.innermost_symbol = symbol;
+        hint.innermost_is_python = native::is_eval_loop_symbol(symbol, eval_loop_function);
+      }
     }
+    if (symbol.empty()) continue;
     if (is_symbol_or_clone(symbol, "take_gil")) hint.takes_gil = true;
     for (std::string_view collector : kCollectors)
       if (is_symbol_or_clone(symbol, collector)) hint.collecting = true;

@@ -141,8 +141,16 @@ void refine_threading_wait(const Context& context, uint64_t self, BlockedOn& blo
   if (blocked.kind == WaitKind::kCondition) {
     if (type == "Event") blocked.kind = WaitKind::kEvent;
     else if (type == "Barrier") blocked.kind = WaitKind::kBarrier;
-  } else if (blocked.kind == WaitKind::kSemaphore) {
-    if (type == "RLock") blocked.kind = WaitKind::kRLock;  // 2.7's Python RLock
+  } else if (blocked.kind == WaitKind::kSemaphore && type == "RLock") {
+    // 2.7's RLock is Python code: its owner is the attribute __owner (mangled), an ident or None.
+    blocked.kind = WaitKind::kRLock;
+    if (auto owner = int_attribute(context, self, "_RLock__owner")) {
+      blocked.owner = thread_by_ident(context, *owner);
+      if (blocked.owner) blocked.owner_lwp = lwp_of(context, *blocked.owner);
+    }
+    if (auto count = int_attribute(context, self, "_RLock__count"))
+      blocked.detail = fmt::format("acquired {} time{}", *count, *count == 1 ? "" : "s");
+    if (!blocked.owner) blocked.owner_unknown = true;
   }
   if (!type.empty()) blocked.what = fmt::format("{} 0x{:x}", type, self);
 }
