@@ -85,6 +85,14 @@ struct GilLayout {
   int32_t wait_end = kAbsent;
 };
 
+// The garbage collector's "a collection is running" flag, which the thread holding the GIL sets
+// while it collects (struct _gc_runtime_state.collecting, an int).
+struct GcLayout {
+  bool in_runtime = false;     // the gc state is in _PyRuntime (3.7, 3.8), else in each interpreter
+  int32_t state = kAbsent;     // offset of the gc state there
+  int32_t collecting = kAbsent;  // offset of `collecting` in the gc state
+};
+
 // How a _thread.lock or _thread.RLock object holds its lock.
 enum class LockModel : uint8_t {
   kNone,              // no such variant
@@ -273,6 +281,7 @@ struct Layout {
   VariablesLayout variables;
   InstanceLayout instances;
   LockLayout locks;
+  GcLayout gc;
 };
 
 }  // namespace hangpy::cpython

@@ -279,6 +279,17 @@ bool waits_for_gil_struct(const Context& context, const ThreadDiagnosis& diagnos
   return address >= begin && address < end;
 }
 
+// The GIL's holder runs the collections of a GIL build: its interpreter's flag names it.
+bool collecting_with_gil(const Context& context, const PythonThread& thread) {
+  const cpython::GcLayout& gc = context.layout.gc;
+  if (!thread.holds_gil || gc.state == kAbsent || gc.collecting == kAbsent) return false;
+  const uint64_t base = gc.in_runtime ? context.stacks.runtime_address : thread.interpreter;
+  if (base == 0) return false;
+  auto collecting = cpython::read_value<int32_t>(
+      context.memory, base + static_cast<uint64_t>(gc.state) + static_cast<uint64_t>(gc.collecting));
+  return collecting && *collecting != 0;
+}
+
 void diagnose_thread(const Context& context, size_t index, const std::unordered_map<uint64_t, uint64_t>& thread_objects,
                      int64_t pid, ThreadDiagnosis& diagnosis) {
   const PythonThread& thread = context.stacks.threads[index];
@@ -303,7 +314,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
       have_native = true;
     }
   }
-  diagnosis.in_gc = hint.collecting;
+  diagnosis.in_gc = hint.collecting || collecting_with_gil(context, thread);
   diagnosis.held_locks = context.held[index];
 
   if (context.stacks.gil_disabled) {
@@ -346,7 +357,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
       return;
     }
   }
-  if (hint.collecting) {
+  if (diagnosis.in_gc && !diagnosis.syscall) {
     blocked.kind = WaitKind::kGarbageCollection;
     blocked.what = "garbage collection";
     return;

@@ -75,6 +75,11 @@ extern const Layout kPython310 = [] {
   layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kSemaphorePointer, .lock = 16};
   layout.locks.rlock[0] = {.basicsize = 48, .model = LockModel::kSemaphorePointer, .lock = 16,
                            .owner = 24, .count = 32};
+  // PyInterpreterState.gc.collecting (Include/internal/pycore_gc.h struct _gc_runtime_state), read with
+  // `print &((...)0)->gc.collecting` from the DWARF of pyenv's 3.10 build.
+  layout.gc.in_runtime = false;
+  layout.gc.state = 616;
+  layout.gc.collecting = 200;
   return layout;
 }();
 

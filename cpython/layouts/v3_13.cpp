@@ -102,6 +102,11 @@ extern const Layout kPython313 = [] {
   // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
   // ... }, the semaphore a sem_t whose first word is the futex word.
   layout.locks.parked_address = -8;
+  // PyInterpreterState.gc.collecting (Include/internal/pycore_gc.h struct _gc_runtime_state), read with
+  // `print &((...)0)->gc.collecting` from the DWARF of pyenv's 3.13 build.
+  layout.gc.in_runtime = false;
+  layout.gc.state = 7400;
+  layout.gc.collecting = 200;
   return layout;
 }();
 

@@ -70,6 +70,11 @@ extern const Layout kPython37 = [] {
   layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kSemaphorePointer, .lock = 16};
   layout.locks.rlock[0] = {.basicsize = 48, .model = LockModel::kSemaphorePointer, .lock = 16,
                            .owner = 24, .count = 32};
+  // _PyRuntime.gc.collecting (Include/internal/pycore_gc.h struct _gc_runtime_state), read with
+  // `print &((...)0)->gc.collecting` from the DWARF of pyenv's 3.7 build.
+  layout.gc.in_runtime = true;
+  layout.gc.state = 320;
+  layout.gc.collecting = 312;
   return layout;
 }();
 

@@ -10,6 +10,8 @@ program wrote about itself (names, LWPs, the child's pid, the mutex's address):
   rlock-owner (a daemon) on an Event;
 - why_subprocess.py: the main thread waits for its child (the pid it wrote), a thread on an Event;
 - why_pthread_mutex.py (--native): mutex-waiter blocked on the pthread mutex, owned by mutex-owner;
+- why_gc.py: "collector" is inside gc.collect() (a finalizer that never returns): in_gc from
+  the interpreter's `collecting` flag (3.7 on);
 - why_gil_holder.py: "regex" holds the GIL in _sre; both spinners wait for it (from the GIL's
   futex without native frames, from take_gil with them), held by "regex".
 
@@ -140,6 +142,23 @@ def check_gil(report, text, version, native):
     return problems
 
 
+def check_gc(report, text, version):
+    problems = []
+    collector = report.by_name.get("collector")
+    if collector is None:
+        return ["no thread named collector"]
+    # The flag is layout data from 3.7 on (2.7 and 3.6 keep it where no symbol names it).
+    if version >= (3, 7):
+        if not collector["state"]["in_gc"]:
+            problems.append("collector: in_gc is false; state %r" % collector["state"])
+        if collector["blocked_on"]["kind"] != "garbage_collection":
+            problems.append("collector: blocked on %r" % collector["blocked_on"]["description"])
+    main = report.by_name.get("MainThread")
+    if main and main["state"]["in_gc"]:
+        problems.append("MainThread (joining) said to be in garbage collection")
+    return problems
+
+
 # The ground truth of why_gil_holder.py is written before its regex starts: give it time to.
 SETTLE_SECONDS = {"why_gil_holder.py": 0.5}
 
@@ -151,6 +170,7 @@ CASES = [
     ("why_pthread_mutex.py", check_pthread_mutex, ["--native"]),
     ("why_gil_holder.py", lambda r, t, v: check_gil(r, t, v, False), []),
     ("why_gil_holder.py", lambda r, t, v: check_gil(r, t, v, True), ["--native"]),
+    ("why_gc.py", check_gc, []),
 ]
 
 
