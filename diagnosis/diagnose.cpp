@@ -97,14 +97,14 @@ std::string lock_what(const LockState& lock) {
 
 // The owner of a lock, from the lock itself (RLock) or from the only thread that holds it
 // through `with`; nullopt when memory does not say.
-std::optional<size_t> lock_owner(const Context& context, const LockState& lock, size_t waiter) {
+std::optional<size_t> lock_owner(const Context& context, const LockState& lock) {
   if (lock.reentrant) {
     if (lock.owner_ident == 0) return std::nullopt;
     return thread_by_ident(context, lock.owner_ident);
   }
+  // The waiter itself counts: `with lock:` inside `with lock:` deadlocks its own thread.
   std::optional<size_t> holder;
   for (size_t i = 0; i < context.held.size(); ++i) {
-    if (i == waiter) continue;
     if (std::find(context.held[i].begin(), context.held[i].end(), lock.object) == context.held[i].end())
       continue;
     if (holder) return std::nullopt;  // two threads claim it: say nothing
@@ -113,11 +113,11 @@ std::optional<size_t> lock_owner(const Context& context, const LockState& lock, 
   return holder;
 }
 
-void set_lock_wait(const Context& context, const LockState& lock, size_t index, BlockedOn& blocked) {
+void set_lock_wait(const Context& context, const LockState& lock, BlockedOn& blocked) {
   blocked.kind = lock.reentrant ? WaitKind::kRLock : WaitKind::kLock;
   blocked.what = lock_what(lock);
   blocked.object = lock.object;
-  blocked.owner = lock_owner(context, lock, index);
+  blocked.owner = lock_owner(context, lock);
   if (blocked.owner) {
     blocked.owner_lwp = lwp_of(context, *blocked.owner);
   } else if (lock.reentrant && lock.owner_ident != 0) {
@@ -132,6 +132,15 @@ const LockState* lock_waited_at(const Context& context, uint64_t futex_address) 
   for (const LockState& lock : context.candidates)
     if (context.locks.waited_on_at(lock, futex_address)) return &lock;
   return nullptr;
+}
+
+// The lock a thread in futex() waits on, if it is one of the candidates.
+const LockState* waited_lock(const Context& context, const PythonThread& thread) {
+  if (!thread.native_thread_id) return nullptr;
+  auto os_thread = context.os_threads.find(static_cast<int64_t>(*thread.native_thread_id));
+  if (os_thread == context.os_threads.end() || os_thread->second->syscall != syscall_numbers::kFutex)
+    return nullptr;
+  return lock_waited_at(context, os_thread->second->syscall_arguments[0]);
 }
 
 // A threading.py wait told apart by its `self`: Event, Barrier, Condition; Semaphore or RLock.
@@ -353,7 +362,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
   }
   if (diagnosis.syscall == syscall_numbers::kFutex) {
     if (const LockState* lock = lock_waited_at(context, diagnosis.syscall_arguments[0])) {
-      set_lock_wait(context, *lock, index, blocked);
+      set_lock_wait(context, *lock, blocked);
       return;
     }
   }
@@ -484,7 +493,14 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   result.no_gil = stacks.gil_disabled;
   for (uint64_t object : context.locks.candidate_locks(stacks.threads))
     if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
-  for (const PythonThread& thread : stacks.threads) context.held.push_back(context.locks.held_through_with(thread));
+  for (const PythonThread& thread : stacks.threads) {
+    std::vector<uint64_t> held = context.locks.held_through_with(thread);
+    // The lock a thread is blocked acquiring is not one it holds, though 3.14 pushes its
+    // __exit__ before calling __enter__ (LOAD_SPECIAL).
+    if (const LockState* waited = waited_lock(context, thread))
+      std::erase(held, waited->object);
+    context.held.push_back(std::move(held));
+  }
 
   // threading's Thread objects, per interpreter (each has its own threading module).
   std::unordered_map<uint64_t, uint64_t> thread_objects;
