@@ -46,12 +46,30 @@ constexpr std::array kKnownWaits = {
     KnownWait{"/socket.py", "accept", WaitKind::kSocket, "socket accept"},
     KnownWait{"/socket.py", "readinto", WaitKind::kSocket, "socket read"},
     KnownWait{"/socket.py", "create_connection", WaitKind::kSocket, "socket connect"},
+    // torch.distributed's collectives wait in C++ (c10d::Work::wait), named by their Python call.
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_reduce", WaitKind::kCollective, "torch.distributed.all_reduce"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "barrier", WaitKind::kCollective, "torch.distributed.barrier"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "monitored_barrier", WaitKind::kCollective, "torch.distributed.monitored_barrier"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "broadcast", WaitKind::kCollective, "torch.distributed.broadcast"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather", WaitKind::kCollective, "torch.distributed.all_gather"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather_into_tensor", WaitKind::kCollective, "torch.distributed.all_gather_into_tensor"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce_scatter", WaitKind::kCollective, "torch.distributed.reduce_scatter"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce_scatter_tensor", WaitKind::kCollective, "torch.distributed.reduce_scatter_tensor"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_to_all", WaitKind::kCollective, "torch.distributed.all_to_all"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_to_all_single", WaitKind::kCollective, "torch.distributed.all_to_all_single"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce", WaitKind::kCollective, "torch.distributed.reduce"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "gather", WaitKind::kCollective, "torch.distributed.gather"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "scatter", WaitKind::kCollective, "torch.distributed.scatter"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "send", WaitKind::kCollective, "torch.distributed.send"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "recv", WaitKind::kCollective, "torch.distributed.recv"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather_object", WaitKind::kCollective, "torch.distributed.all_gather_object"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "broadcast_object_list", WaitKind::kCollective, "torch.distributed.broadcast_object_list"},
 };
 
 // Files whose frames a wait may pass through on its way to the one that names it.
-constexpr std::array<std::string_view, 8> kStdlibFiles = {
+constexpr std::array<std::string_view, 9> kStdlibFiles = {
     "/threading.py", "/queue.py", "/Queue.py", "/multiprocessing/", "/subprocess.py",
-    "/selectors.py", "/asyncio/", "/socket.py"};
+    "/selectors.py", "/asyncio/", "/socket.py", "/torch/distributed/"};
 
 bool is_stdlib_wait_file(std::string_view file) {
   return std::any_of(kStdlibFiles.begin(), kStdlibFiles.end(),

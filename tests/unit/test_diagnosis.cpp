@@ -146,3 +146,13 @@ TEST(StdlibWaits, JoinAndNothing) {
   EXPECT_FALSE(find_stdlib_wait({python_frame("/srv/job.py", "take_a_then_b"),
                                  python_frame("/usr/lib/python3.11/threading.py", "run")}));
 }
+
+TEST(StdlibWaits, TorchCollectiveByItsPythonCall) {
+  // A gloo rank blocked in c10d::Work::wait under dist.all_reduce (Debian's python3-torch 1.13).
+  auto wait = find_stdlib_wait(
+      {python_frame("/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", "all_reduce"),
+       python_frame("/srv/train.py", "train")});
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(wait->kind, WaitKind::kCollective);
+  EXPECT_EQ(wait->what, "torch.distributed.all_reduce");
+}
