@@ -158,6 +158,14 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
         hint.innermost_is_python = native::is_eval_loop_symbol(symbol, eval_loop_function);
       }
     }
+    if (hint.caller_outside_libc.empty()) {
+      const std::string module = frame.native->module.substr(frame.native->module.rfind('/') + 1);
+      if (!module.empty() && !module.starts_with("libc.") && !module.starts_with("libpthread") &&
+          !module.starts_with("ld-linux")) {
+        hint.caller_outside_libc = symbol.empty() ? fmt::format("{}+0x{:x}", module, frame.native->module_offset)
+                                                  : fmt::format("{} ({})", symbol, module);
+      }
+    }
     if (symbol.empty()) continue;
     if (is_symbol_or_clone(symbol, "take_gil")) hint.takes_gil = true;
     for (std::string_view collector : kCollectors)

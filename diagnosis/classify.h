@@ -36,6 +36,9 @@ struct NativeHint {
   std::optional<std::string> collective;  // "allreduce (gloo)", "barrier (NCCL)": c10d frames
   std::string innermost_symbol;  // the innermost native frame's symbol, "" when none
   bool innermost_is_python = false;  // the innermost frame with a name is a Python frame or the eval loop
+  // The innermost native frame outside the C library (whose futex/poll wrappers say little):
+  // "libgomp.so.1+0x1f823", or its symbol; "" when none.
+  std::string caller_outside_libc;
 };
 NativeHint read_native_hint(const native::MergedStack& stack, std::string_view eval_loop_function);
 

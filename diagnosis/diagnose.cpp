@@ -373,6 +373,8 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
   }
   if (diagnosis.syscall) {
     blocked = syscall_blocked_on(diagnosis);
+    if (!hint.caller_outside_libc.empty() && !hint.innermost_is_python)
+      blocked.what += " in " + hint.caller_outside_libc;
     return;
   }
   blocked.kind = WaitKind::kRunning;
