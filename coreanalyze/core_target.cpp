@@ -255,7 +255,10 @@ class CoreTargetImpl final : public CoreTarget {
     std::vector<cpython::NativeThread> result;
     for (const CoreThread& thread : core_->threads()) {
       const auto& regs = thread.registers;
-      result.push_back({thread.lwp, regs.fs_base, regs.rip, regs.rsp});
+      cpython::NativeThread native{thread.lwp, regs.fs_base, regs.rip, regs.rsp};
+      native.syscall = static_cast<int64_t>(regs.orig_rax);
+      native.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+      result.push_back(native);
     }
     return result;
   }

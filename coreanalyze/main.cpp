@@ -13,6 +13,8 @@
 #include "coreanalyze/snapshot_writer.h"
 #include "coreanalyze/stdin_core.h"
 #include "cpython/analyzer.h"
+#include "diagnosis/diagnosis.h"
+#include "report/diagnosis_report.h"
 #include "report/json_report.h"
 #include "report/native_report.h"
 #include "report/process_facts.h"
@@ -40,19 +42,22 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
 }
 
 void print_json(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged) {
+                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
+                const diagnosis::ProcessDiagnosis& diagnosis) {
   nlohmann::json document = report::process_document(input, stacks);
   if (line.context_lines > 0) {
     report::FileSourceReader sources(line.core.sysroot);
     report::add_source_context(document, stacks, sources, line.context_lines);
   }
   if (merged) report::add_native_stacks(document, stacks, *merged);
+  report::add_diagnosis(document, stacks, diagnosis);
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
   fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged) {
+                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
+                const diagnosis::ProcessDiagnosis& diagnosis) {
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
@@ -64,9 +69,10 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   style.color = line.color;
   style.context_lines = line.context_lines;
   if (merged) {
-    fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all));
+    fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all,
+                                                   &diagnosis));
   } else {
-    fmt::print("{}", report::format_process(stacks, &sources, style));
+    fmt::print("{}", report::format_process(stacks, &sources, style, &diagnosis));
   }
 }
 
@@ -141,21 +147,31 @@ int main(int argc, char** argv) {
   auto stacks = cpython::analyze(analyzed, options);
   if (!stacks) return report_failure(**target, stacks.error());
 
-  // The snapshot comes first (the text output reads source files, which are no part of it), but
-  // a snapshot that cannot be written costs the user no stacks: they are printed all the same.
+  std::optional<report::MergedStacks> merged;
+  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
+  const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
+  const report::AnalysedInput input = analysed_input(given_core, **target);
+  // Before the snapshot, so that it holds the pages the diagnosis read too.
+  diagnosis::DiagnosisInput why;
+  why.stacks = &*stacks;
+  why.memory = &analyzed.memory();
+  why.os_threads = (*target)->threads();
+  why.native = merged_or_null;
+  why.pid = input.process.pid;
+  const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
+
+  // The snapshot comes before the output (the text output reads source files, which are no part
+  // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all
+  // the same.
   std::optional<Error> snapshot_error;
   if (line.snapshot_path) {
     if (auto written = write_requested_snapshot(line, **target, recording, *stacks); !written)
       snapshot_error = written.error();
   }
-  std::optional<report::MergedStacks> merged;
-  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
-  const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
-  const report::AnalysedInput input = analysed_input(given_core, **target);
   if (line.json) {
-    print_json(line, input, *stacks, merged_or_null);
+    print_json(line, input, *stacks, merged_or_null, diagnosis);
   } else {
-    print_text(line, input, *stacks, merged_or_null);
+    print_text(line, input, *stacks, merged_or_null, diagnosis);
   }
   if (snapshot_error) {
     fmt::print(stderr, "coreanalyze: snapshot not written: {}\n", snapshot_error->describe());

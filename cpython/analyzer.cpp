@@ -16,34 +16,46 @@
 namespace hangpy::cpython {
 namespace {
 
-// The thread state holding the GIL, if one does: the GIL records the last thread that took it
-// and whether it is held now (or, in 2.7 and 3.6, a variable is set while a thread holds it).
-std::optional<uint64_t> gil_holder(const Target& target, const Layout& layout, uint64_t runtime,
-                                   uint64_t first_interpreter) {
+struct GilReading {
+  std::optional<uint64_t> address;  // the base of the layout's gil offsets
+  std::optional<uint64_t> holder;   // the thread state holding it now
+  bool disabled = false;            // free-threaded: no GIL in use
+};
+
+// Who holds the GIL, if a thread does: the GIL records the last thread that took it and whether
+// it is held now (or, in 2.7 and 3.6, a variable is set while a thread holds it).
+GilReading read_gil(const Target& target, const Layout& layout, uint64_t runtime,
+                    uint64_t first_interpreter) {
   const GilLayout& gil = layout.gil;
   const AddressSpace& memory = target.memory();
+  GilReading reading;
   if (!gil.holder_symbol.empty()) {
     auto symbol = target.find_symbol(gil.holder_symbol);
-    if (!symbol) return std::nullopt;
+    if (!symbol) return reading;
     auto holder = read_pointer(memory, *symbol);
-    if (!holder || *holder == 0) return std::nullopt;
-    return *holder;
+    if (holder && *holder != 0) reading.holder = *holder;
+    return reading;
   }
-  if (gil.locked == kAbsent || gil.last_holder == kAbsent) return std::nullopt;
+  if (gil.locked == kAbsent || gil.last_holder == kAbsent) return reading;
   uint64_t base = runtime;
   if (gil.interpreter_gil != kAbsent) {
     auto pointer = read_pointer(memory, first_interpreter + static_cast<uint64_t>(gil.interpreter_gil));
-    if (!pointer || *pointer == 0) return std::nullopt;
+    if (!pointer || *pointer == 0) return reading;
     base = *pointer;
   }
+  reading.address = base;
   if (gil.enabled != kAbsent) {
     auto enabled = read_value<int32_t>(memory, base + static_cast<uint64_t>(gil.enabled));
-    if (!enabled || *enabled == 0) return std::nullopt;  // free-threaded: no GIL in use
+    if (!enabled) return reading;
+    if (*enabled == 0) {
+      reading.disabled = true;
+      return reading;
+    }
   }
   auto locked = read_value<int32_t>(memory, base + static_cast<uint64_t>(gil.locked));
   auto holder = read_pointer(memory, base + static_cast<uint64_t>(gil.last_holder));
-  if (!locked || !holder || *locked == 0) return std::nullopt;
-  return *holder;
+  if (locked && holder && *locked != 0) reading.holder = *holder;
+  return reading;
 }
 
 // One line saying why the chosen layout cannot be used, and which layouts would fit.
@@ -255,8 +267,11 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
     result.finalizing = *finalizing != 0;
     result.finalizing_thread_state = *finalizing;
   }
-  if (auto holder = gil_holder(target, layout, fit->runtime, fit->first_interpreter)) {
-    for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *holder;
+  const GilReading gil = read_gil(target, layout, fit->runtime, fit->first_interpreter);
+  result.gil_address = gil.address;
+  result.gil_disabled = gil.disabled;
+  if (gil.holder) {
+    for (PythonThread& thread : result.threads) thread.holds_gil = thread.thread_state == *gil.holder;
   }
   return result;
 }

@@ -91,6 +91,8 @@ Layout layout_from_debug_offsets(const DebugOffsets& offsets, const Layout& base
   take("interpreter_state.threads_head", layout.interpreter.threads_head);
   take("interpreter_state.sysdict", layout.interpreter.sysdict);
   take("interpreter_state.ceval_gil", layout.gil.interpreter_gil);
+  take("interpreter_state.gc", layout.gc.state);
+  take("gc.collecting", layout.gc.collecting);
   take("thread_state.next", layout.thread_state.next);
   take("thread_state.interp", layout.thread_state.interp);
   take("thread_state.current_frame", layout.thread_state.frame_path[0]);

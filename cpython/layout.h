@@ -87,6 +87,55 @@ struct GilLayout {
   int32_t enabled = kAbsent;      // int, free-threaded builds: the GIL is in use at all
   // 2.7, 3.6: a PyThreadState * variable that is set exactly while a thread holds the GIL.
   std::string_view holder_symbol;
+  // The condition variables and mutexes a thread waiting for the GIL sleeps on (cond, mutex,
+  // switch_cond, switch_mutex of _gil_runtime_state), as [wait_begin, wait_end) in the same base
+  // as `locked`: a thread in futex() on an address in there waits for the GIL. kAbsent where the
+  // GIL is static data with no symbol (2.7, 3.6).
+  int32_t wait_begin = kAbsent;
+  int32_t wait_end = kAbsent;
+};
+
+// The garbage collector's "a collection is running" flag, which the thread holding the GIL sets
+// while it collects (struct _gc_runtime_state.collecting, an int).
+struct GcLayout {
+  bool in_runtime = false;     // the gc state is in _PyRuntime (3.7, 3.8), else in each interpreter
+  int32_t state = kAbsent;     // offset of the gc state there
+  int32_t collecting = kAbsent;  // offset of `collecting` in the gc state
+};
+
+// How a _thread.lock or _thread.RLock object holds its lock.
+enum class LockModel : uint8_t {
+  kNone,              // no such variant
+  // PyThread_type_lock: a pointer to a malloc'ed sem_t; a blocked acquire() futex-waits on the
+  // sem_t's first word, so the futex address names the lock.
+  kSemaphorePointer,
+  // PyMutex, one byte inside the object (gh-114271 for Lock, 3.13.x; RLock in 3.14); a blocked
+  // acquire() parks on a per-thread semaphore, see LockLayout::parked_address.
+  kPyMutex,
+};
+
+// One shape of a lock type, told apart by the type's tp_basicsize: a minor version can change it
+// (3.13.0's Lock holds a sem_t pointer, 3.13.5's a PyMutex).
+struct LockVariant {
+  int32_t basicsize = kAbsent;
+  LockModel model = LockModel::kNone;
+  int32_t lock = kAbsent;   // offset of the sem_t pointer or the PyMutex
+  int32_t owner = kAbsent;  // RLock: the owner's thread ident (0: none)
+  int32_t count = kAbsent;  // RLock: how many times the owner acquired it
+  int32_t count_bias = 0;   // added to `count`: 3.14's recursive mutex counts re-entries only
+};
+
+struct LockLayout {
+  std::string_view lock_type = "_thread.lock";    // tp_name
+  std::string_view rlock_type = "_thread.RLock";  // empty where RLock is Python code (2.7)
+  LockVariant lock[2];
+  LockVariant rlock[2];
+  // PyMutex waiters (Python/parking_lot.c): a waiting thread futex-waits on the semaphore inside
+  // its own stack's `struct wait_entry`, whose `addr` (the PyMutex waited for) lies at this
+  // offset from the futex word.
+  int32_t parked_address = kAbsent;
+  // threading.Thread's daemon flag attribute (2.7 mangles `__daemonic`).
+  std::string_view daemon_attribute = "_daemonic";
 };
 
 struct InterpreterLayout {
@@ -241,6 +290,8 @@ struct Layout {
   StringLayout string;
   VariablesLayout variables;
   InstanceLayout instances;
+  LockLayout locks;
+  GcLayout gc;
 };
 
 }  // namespace hangpy::cpython

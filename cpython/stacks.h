@@ -55,6 +55,11 @@ struct ProcessStacks {
   std::shared_ptr<const Layout> layout;
   std::string layout_source;    // "compiled table" or "_Py_DebugOffsets (v3.13.0 schema)"
   uint64_t runtime_address = 0;
+  // The first interpreter's GIL state: the base that the layout's gil offsets are relative to
+  // (_PyRuntime before 3.12, the _gil_runtime_state from 3.12 on); nullopt where the GIL is no
+  // struct (2.7, 3.6) or it cannot be read.
+  std::optional<uint64_t> gil_address;
+  bool gil_disabled = false;  // free-threaded build running without a GIL
   std::vector<PythonThread> threads;
   // Whether the interpreter is shutting down (Py_Finalize has begun tearing it down); nullopt
   // where the version keeps no such record (2.7) or it could not be read.

@@ -2,6 +2,7 @@
 // exist and which files are mapped. Each shell (coreanalyze, gdbplugin) adapts its target to this.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,11 @@ struct NativeThread {
   uint64_t fs_base = 0;  // x86-64 thread pointer: glibc's `struct pthread` lives there
   uint64_t pc = 0;
   uint64_t sp = 0;
+  // The system call the thread is in: x86-64 orig_rax (-1: none, or the target cannot tell) and
+  // its arguments in the kernel's order (rdi, rsi, rdx, r10, r8, r9). A thread stopped in a
+  // blocking call (futex, wait4, epoll_wait...) shows it here.
+  int64_t syscall = -1;
+  std::array<uint64_t, 6> syscall_arguments{};
 };
 
 // A file mapped into the target (an executable or a shared library).

@@ -60,29 +60,41 @@ uint64_t threading_globals_from_modules(const AddressSpace& memory, const Layout
 
 }  // namespace
 
-std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
-                                                            const Layout& layout,
-                                                            uint64_t interpreter,
-                                                            const std::vector<PythonThread>& threads) {
-  std::unordered_map<uint64_t, std::string> names;
+std::unordered_map<uint64_t, uint64_t> read_thread_objects(const AddressSpace& memory,
+                                                           const Layout& layout,
+                                                           uint64_t interpreter,
+                                                           const std::vector<PythonThread>& threads) {
+  std::unordered_map<uint64_t, uint64_t> objects_by_ident;
   ObjectReader objects(memory, layout);
   ContainerReader containers(objects);
-  InstanceAttributes attributes(objects);
   uint64_t module_dict = threading_globals_from_frames(memory, layout, threads);
   if (module_dict == 0)
     module_dict = threading_globals_from_imports(memory, layout, containers, threads);
   if (module_dict == 0)
     module_dict = threading_globals_from_modules(memory, layout, containers, interpreter);
   uint64_t active = lookup(containers, module_dict, "_active");
-  if (active == 0) return names;
+  if (active == 0) return objects_by_ident;
   auto active_threads = containers.dict_items(active, kMaxThreadsNamed);
-  if (!active_threads) return names;
-  const std::string name_attribute(layout.thread_name_attribute);
+  if (!active_threads) return objects_by_ident;
   for (const auto& [ident_object, thread] : *active_threads) {
     auto ident = objects.read_uint64(ident_object);
+    if (ident && thread != 0) objects_by_ident.emplace(*ident, thread);
+  }
+  return objects_by_ident;
+}
+
+std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
+                                                            const Layout& layout,
+                                                            uint64_t interpreter,
+                                                            const std::vector<PythonThread>& threads) {
+  std::unordered_map<uint64_t, std::string> names;
+  ObjectReader objects(memory, layout);
+  InstanceAttributes attributes(objects);
+  const std::string name_attribute(layout.thread_name_attribute);
+  for (const auto& [ident, thread] : read_thread_objects(memory, layout, interpreter, threads)) {
     auto name_object = attributes.get(thread, name_attribute);
-    if (!ident || !name_object || *name_object == 0) continue;
-    if (auto name = objects.read_string(*name_object)) names.emplace(*ident, std::move(*name));
+    if (!name_object || *name_object == 0) continue;
+    if (auto name = objects.read_string(*name_object)) names.emplace(ident, std::move(*name));
   }
   return names;
 }

@@ -22,4 +22,11 @@ std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& 
                                                             uint64_t interpreter,
                                                             const std::vector<PythonThread>& threads);
 
+// The threading.Thread object of each thread threading knows (threading._active), by ident;
+// found the same way as the names.
+std::unordered_map<uint64_t, uint64_t> read_thread_objects(const AddressSpace& memory,
+                                                           const Layout& layout,
+                                                           uint64_t interpreter,
+                                                           const std::vector<PythonThread>& threads);
+
 }  // namespace hangpy::cpython

@@ -161,4 +161,90 @@ std::vector<uint64_t> fs_base_registers(const std::vector<PyRef>& threads) {
   return values;
 }
 
+namespace {
+
+// A register of the selected thread as a signed number; nullopt when gdb has none.
+std::optional<int64_t> register_value(PyObject* parse_and_eval, const char* name) {
+  PyRef expression = checked(Py_BuildValue("(s)", name));
+  PyObject* value = PyObject_Call(parse_and_eval, expression.get(), nullptr);
+  if (!value) {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyRef value_ref = PyRef::steal(value);
+  PyObject* number = PyNumber_Long(value);
+  if (!number) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyRef number_ref = PyRef::steal(number);
+  int64_t result = PyLong_AsLongLong(number);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    result = static_cast<int64_t>(PyLong_AsUnsignedLongLongMask(number));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+  }
+  return result;
+}
+
+// The names of the selected thread's innermost frames, from gdb's unwinder.
+std::vector<std::string> frame_names(size_t max_frames) {
+  std::vector<std::string> names;
+  PyObject* frame = PyObject_CallMethod(gdb_module(), "newest_frame", nullptr);
+  while (frame && frame != Py_None && names.size() < max_frames) {
+    PyRef frame_ref = PyRef::steal(frame);
+    PyObject* name = PyObject_CallMethod(frame, "name", nullptr);
+    const char* text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+    names.push_back(text ? text : "");
+    Py_XDECREF(name);
+    PyErr_Clear();
+    frame = PyObject_CallMethod(frame, "older", nullptr);
+  }
+  if (frame) {
+    Py_DECREF(frame);  // None, or the frame beyond max_frames
+  } else {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<ThreadWaitState> thread_wait_states(size_t max_frames) {
+  std::vector<ThreadWaitState> states;
+  SelectionRestorer restore;
+  PyRef parse_and_eval = checked(PyObject_GetAttrString(gdb_module(), "parse_and_eval"));
+  PyRef list = checked(PyObject_CallMethod(selected_inferior().get(), "threads", nullptr));
+  PyRef sequence = checked(PySequence_Fast(list.get(), "threads() is not a sequence"));
+  static constexpr std::array<const char*, 6> kArguments = {"$rdi", "$rsi", "$rdx",
+                                                            "$r10", "$r8",  "$r9"};
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.get()); ++i) {
+    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+    ThreadWaitState state;
+    PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
+    if (PyTuple_Check(ptid.get()) && PyTuple_Size(ptid.get()) >= 2)
+      state.lwp = PyLong_AsLongLong(PyTuple_GetItem(ptid.get(), 1));
+    if (PyErr_Occurred()) throw PythonErrorSet();
+    PyObject* switched = PyObject_CallMethod(thread, "switch", nullptr);
+    if (!switched) {
+      if (python_interrupt_pending()) throw PythonErrorSet();
+      PyErr_Clear();
+      states.push_back(state);
+      continue;
+    }
+    Py_DECREF(switched);
+    state.syscall = register_value(parse_and_eval.get(), "$orig_rax").value_or(-1);
+    for (size_t a = 0; a < kArguments.size(); ++a)
+      state.syscall_arguments[a] = static_cast<uint64_t>(register_value(parse_and_eval.get(), kArguments[a]).value_or(0));
+    state.frame_names = frame_names(max_frames);
+    states.push_back(std::move(state));
+  }
+  return states;
+}
+
 }  // namespace hangpy::gdbplugin

@@ -5,6 +5,8 @@
 // gdb's own errors give empty answers.
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,5 +31,17 @@ std::vector<MappedFile> mapped_files();
 // cannot read it. gdb reads the registers of its selected thread only, so each thread is
 // selected in turn; gdb's selected thread and frame are restored afterwards.
 std::vector<uint64_t> fs_base_registers(const std::vector<PyRef>& threads);
+
+// What py-threads and py-deadlock need of each thread beyond memory: the system call it is in
+// ($orig_rax, -1 for none, and $rdi, $rsi, $rdx, $r10, $r8, $r9) and the names of its innermost
+// native frames from gdb's unwinder (at most `max_frames`; "" for a frame gdb cannot name).
+// Each thread is selected in turn; gdb's selection is restored afterwards.
+struct ThreadWaitState {
+  int64_t lwp = 0;
+  int64_t syscall = -1;
+  std::array<uint64_t, 6> syscall_arguments{};
+  std::vector<std::string> frame_names;  // innermost first
+};
+std::vector<ThreadWaitState> thread_wait_states(size_t max_frames);
 
 }  // namespace hangpy::gdbplugin

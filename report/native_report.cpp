@@ -1,5 +1,7 @@
 #include "report/native_report.h"
 
+#include "report/diagnosis_report.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -74,10 +76,14 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
 }
 
 std::string format_process_native(const cpython::ProcessStacks& stacks, const MergedStacks& merged,
-                                  SourceReader* sources, const TextStyle& style, bool all_threads) {
-  std::string text;
-  for (const auto& thread : stacks.threads) {
+                                  SourceReader* sources, const TextStyle& style, bool all_threads,
+                                  const diagnosis::ProcessDiagnosis* diagnosis) {
+  std::string text = diagnosis ? format_process_diagnosis(*diagnosis) : std::string();
+  for (size_t i = 0; i < stacks.threads.size(); ++i) {
+    const cpython::PythonThread& thread = stacks.threads[i];
     text += format_thread_header(thread, style) + "\n";
+    if (diagnosis && i < diagnosis->threads.size())
+      text += format_thread_diagnosis(diagnosis->threads[i], stacks);
     auto it = thread.native_thread_id ? merged.find(static_cast<int64_t>(*thread.native_thread_id))
                                       : merged.end();
     if (it != merged.end()) {

@@ -25,7 +25,8 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
 // traceback); then, when `all_threads`, every thread that runs no Python with its native stack,
 // else the one line naming them.
 std::string format_process_native(const cpython::ProcessStacks& stacks, const MergedStacks& merged,
-                                  SourceReader* sources, const TextStyle& style, bool all_threads);
+                                  SourceReader* sources, const TextStyle& style, bool all_threads,
+                                  const diagnosis::ProcessDiagnosis* diagnosis = nullptr);
 
 // One thread's "native_stack" member: frames outermost first.
 nlohmann::json merged_stack_json(const native::MergedStack& stack);

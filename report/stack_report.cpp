@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/source_excerpt.h"
+#include "report/diagnosis_report.h"
 
 namespace hangpy::report {
 namespace {
@@ -77,10 +78,13 @@ std::string format_threads_without_python(const cpython::ProcessStacks& stacks) 
 }
 
 std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
-                           const TextStyle& style) {
-  std::string text;
-  for (const auto& thread : stacks.threads) {
+                           const TextStyle& style, const diagnosis::ProcessDiagnosis* diagnosis) {
+  std::string text = diagnosis ? format_process_diagnosis(*diagnosis) : std::string();
+  for (size_t i = 0; i < stacks.threads.size(); ++i) {
+    const cpython::PythonThread& thread = stacks.threads[i];
     text += format_thread_header(thread, style) + "\n";
+    if (diagnosis && i < diagnosis->threads.size())
+      text += format_thread_diagnosis(diagnosis->threads[i], stacks);
     text += format_traceback(thread, sources, style);
     text += "\n";
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cpython/stacks.h"
+#include "diagnosis/diagnosis.h"
 #include "report/source_reader.h"
 
 namespace hangpy::report {
@@ -27,8 +28,10 @@ std::string format_thread_header(const cpython::PythonThread& thread, const Text
 // or it cannot be told.
 std::string format_threads_without_python(const cpython::ProcessStacks& stacks);
 
-// Every thread: header, traceback, blank line; then the threads that run no Python.
+// Every thread: header, traceback, blank line; then the threads that run no Python. With a
+// diagnosis: its deadlock lines first, and each thread's state and "blocked on" under its header.
 std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
-                           const TextStyle& style);
+                           const TextStyle& style,
+                           const diagnosis::ProcessDiagnosis* diagnosis = nullptr);
 
 }  // namespace hangpy::report

@@ -86,6 +86,12 @@ extern const Layout kPython27 = [] {
   layout.variables.dict_used = 24;
   layout.variables.dict_values = 32;  // ma_mask
   layout.variables.dict_keys = 40;    // ma_table
+  // Modules/threadmodule.c lockobject { PyObject_HEAD; PyThread_type_lock lock_lock; PyObject
+  // *in_weakreflist; }; threading.RLock is Python code in 2.7 (no C type to read).
+  layout.locks.lock_type = "thread.lock";
+  layout.locks.rlock_type = "";
+  layout.locks.lock[0] = {.basicsize = 32, .model = LockModel::kSemaphorePointer, .lock = 16};
+  layout.locks.daemon_attribute = "_Thread__daemonic";
   return layout;
 }();
 

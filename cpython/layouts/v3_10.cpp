@@ -66,6 +66,21 @@ extern const Layout kPython310 = [] {
   layout.variables.keys_size = 8;          // dk_size
   layout.variables.keys_entry_count = 32;  // dk_nentries
   layout.variables.keys_indices = 40;
+  // _gil_runtime_state after `locked`: switch_number, then cond (48 bytes), mutex (40),
+  // switch_cond (48), switch_mutex (40), which GIL waiters sleep on.
+  layout.gil.wait_begin = 384;
+  layout.gil.wait_end = 560;
+  // Modules/_threadmodule.c lockobject { PyObject_HEAD; PyThread_type_lock lock_lock; PyObject
+  // *in_weakreflist; char locked; } and rlockobject { PyObject_HEAD; PyThread_type_lock rlock_lock;
+  // unsigned long rlock_owner; unsigned long rlock_count; PyObject *in_weakreflist; }
+  layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kSemaphorePointer, .lock = 16};
+  layout.locks.rlock[0] = {.basicsize = 48, .model = LockModel::kSemaphorePointer, .lock = 16,
+                           .owner = 24, .count = 32};
+  // PyInterpreterState.gc.collecting (Include/internal/pycore_gc.h struct _gc_runtime_state), read with
+  // `print &((...)0)->gc.collecting` from the DWARF of pyenv's 3.10 build.
+  layout.gc.in_runtime = false;
+  layout.gc.state = 616;
+  layout.gc.collecting = 200;
   return layout;
 }();
 

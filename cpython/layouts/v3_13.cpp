@@ -88,6 +88,27 @@ extern const Layout kPython313 = [] {
   layout.interpreter.sysdict = 7640;
   layout.instances.model = InstanceDictModel::kInlineValues;
   layout.instances.heap_type_cached_keys = 880;
+  // _gil_runtime_state after `locked`: switch_number, then cond (48 bytes), mutex (40),
+  // switch_cond (48), switch_mutex (40), which GIL waiters sleep on.
+  layout.gil.wait_begin = 32;
+  layout.gil.wait_end = 208;
+  // Modules/_threadmodule.c lockobject { PyObject_HEAD; PyThread_type_lock lock_lock; PyObject
+  // *in_weakreflist; char locked; } and rlockobject { PyObject_HEAD; PyThread_type_lock rlock_lock;
+  // unsigned long rlock_owner; unsigned long rlock_count; PyObject *in_weakreflist; } (3.13.0 to 3.13.3
+  // at least). Later 3.13 releases made Lock a PyMutex (lockobject { PyObject_HEAD; PyMutex lock; },
+  // basicsize 24), measured on Debian's 3.13.5; tp_basicsize tells them apart.
+  layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kSemaphorePointer, .lock = 16};
+  layout.locks.rlock[0] = {.basicsize = 48, .model = LockModel::kSemaphorePointer, .lock = 16,
+                           .owner = 24, .count = 32};
+  layout.locks.lock[1] = {.basicsize = 24, .model = LockModel::kPyMutex, .lock = 16};
+  // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
+  // ... }, the semaphore a sem_t whose first word is the futex word.
+  layout.locks.parked_address = -8;
+  // PyInterpreterState.gc.collecting (Include/internal/pycore_gc.h struct _gc_runtime_state), read with
+  // `print &((...)0)->gc.collecting` from the DWARF of pyenv's 3.13 build.
+  layout.gc.in_runtime = false;
+  layout.gc.state = 7400;
+  layout.gc.collecting = 200;
   return layout;
 }();
 

@@ -18,7 +18,7 @@
 // - The GIL: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points to a
 //   _gil_runtime_state that in this build starts with `int enabled` (gil.enabled = 0), then
 //   gil.last_holder = 16 and gil.locked = 24. The GIL is normally disabled (PYTHON_GIL=1 or an
-//   extension without Py_mod_gil turns it on): gil_holder (analyzer.cpp) reports no holder
+//   extension without Py_mod_gil turns it on): read_gil (analyzer.cpp) reports no holder
 //   while enabled == 0.
 // - Entry frames: shim frames owned by FRAME_OWNED_BY_CSTACK (frame.owner_by_c_stack = 3), as in
 //   3.13.
@@ -121,6 +121,11 @@ extern const Layout kPython313t = [] {
   layout.instances.type_flags = 184;
   layout.instances.type_dictoffset = 304;
   layout.instances.heap_type_cached_keys = 896;
+  // _gil_runtime_state after `locked` (at 24 here): switch_number, then cond (48 bytes), mutex
+  // (40), switch_cond (48), switch_mutex (40). Lock objects are not described for free-threaded
+  // builds yet (their larger object header moves every field).
+  layout.gil.wait_begin = 40;
+  layout.gil.wait_end = 216;
   return layout;
 }();
 

@@ -91,6 +91,19 @@ extern const Layout kPython314 = [] {
   layout.variables.dict_values_array = 8;
   layout.instances.model = InstanceDictModel::kInlineValues;
   layout.instances.heap_type_cached_keys = 880;
+  // _gil_runtime_state after `locked`: switch_number, then cond (48 bytes), mutex (40),
+  // switch_cond (48), switch_mutex (40), which GIL waiters sleep on.
+  layout.gil.wait_begin = 32;
+  layout.gil.wait_end = 208;
+  // Modules/_threadmodule.c lockobject { PyObject_HEAD; PyMutex lock; } and rlockobject
+  // { PyObject_HEAD; _PyRecursiveMutex lock; } with _PyRecursiveMutex { PyMutex mutex;
+  // PyThread_ident_t thread; size_t level; }: `level` counts the re-entries (count_bias = 1).
+  layout.locks.lock[0] = {.basicsize = 24, .model = LockModel::kPyMutex, .lock = 16};
+  layout.locks.rlock[0] = {.basicsize = 40, .model = LockModel::kPyMutex, .lock = 16, .owner = 24,
+                           .count = 32, .count_bias = 1};
+  // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
+  // ... }, the semaphore a sem_t whose first word is the futex word.
+  layout.locks.parked_address = -8;
   return layout;
 }();
 

@@ -28,7 +28,7 @@
 //   which layout_from_debug_offsets (debug_offsets.cpp) takes for a free-threaded process.
 // - The GIL: PyInterpreterState.ceval.gil (gil.interpreter_gil = 16) points to a
 //   _gil_runtime_state starting with `int enabled` (gil.enabled = 0), then gil.last_holder = 16
-//   and gil.locked = 24; normally disabled, and gil_holder (analyzer.cpp) reports no holder while
+//   and gil.locked = 24; normally disabled, and read_gil (analyzer.cpp) reports no holder while
 //   enabled == 0.
 // - The PyASCIIObject state differs from the default build: `interned` is a whole byte
 //   (unsigned char, bits 0-7, read atomically), so string.kind_shift = 8, compact_shift = 11,
@@ -133,6 +133,11 @@ extern const Layout kPython314t = [] {
   layout.instances.type_flags = 184;
   layout.instances.type_dictoffset = 304;
   layout.instances.heap_type_cached_keys = 896;
+  // _gil_runtime_state after `locked` (at 24 here): switch_number, then cond (48 bytes), mutex
+  // (40), switch_cond (48), switch_mutex (40). Lock objects are not described for free-threaded
+  // builds yet (their larger object header moves every field).
+  layout.gil.wait_begin = 40;
+  layout.gil.wait_end = 216;
   return layout;
 }();
 

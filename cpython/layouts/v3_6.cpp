@@ -76,6 +76,12 @@ extern const Layout kPython36 = [] {
   layout.variables.keys_size = 8;          // dk_size
   layout.variables.keys_entry_count = 32;  // dk_nentries
   layout.variables.keys_indices = 40;
+  // Modules/_threadmodule.c lockobject { PyObject_HEAD; PyThread_type_lock lock_lock; PyObject
+  // *in_weakreflist; char locked; } and rlockobject { PyObject_HEAD; PyThread_type_lock rlock_lock;
+  // unsigned long rlock_owner; unsigned long rlock_count; PyObject *in_weakreflist; }
+  layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kSemaphorePointer, .lock = 16};
+  layout.locks.rlock[0] = {.basicsize = 48, .model = LockModel::kSemaphorePointer, .lock = 16,
+                           .owner = 24, .count = 32};
   return layout;
 }();
 

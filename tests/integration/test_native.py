@@ -106,7 +106,9 @@ def check_text(coreanalyze, core, report):
                 lines.append('(Python) File "%s", line %s' % (frame["file"], frame["line"]))
             elif frame.get("demangled"):
                 lines.append(" in " + frame["demangled"])
-        header = text.find("(LWP %s)" % thread["native_thread_id"])
+        # The thread's own header line (a deadlock line above the threads names LWPs too).
+        match = re.search(r"^Thread [^\n]*\(LWP %s\)" % thread["native_thread_id"], text, re.M)
+        header = match.start() if match else -1
         end = text.find("\n\n", header)
         section = text[header:end] if header != -1 else ""
         positions, at = [], 0

@@ -37,6 +37,7 @@ ANNOUNCE_TIMEOUT_SECONDS = 20.0
 
 _announced = set()
 _announced_cond = threading.Condition()
+_expectations = {}
 _os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter cannot say (< 3.8)
 
 
@@ -86,6 +87,12 @@ def announce_already_blocked(thread):
     with _announced_cond:
         _announced.add(thread.ident)
         _announced_cond.notify_all()
+
+
+def expect(**facts):
+    """Facts the program knows about itself for a test to check (a child's pid...), written with
+    the ground truth under "expect"."""
+    _expectations.update(facts)
 
 
 def held_lock():
@@ -163,6 +170,7 @@ def _snapshot():
         "uid": os.getuid(),
         "gid": os.getgid(),
         "finalizing": False,  # the scenarios block while the program runs, not at its exit
+        "expect": dict(_expectations),
     }
 
 

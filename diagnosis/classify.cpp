@@ -1,0 +1,190 @@
+#include "diagnosis/classify.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace hangpy::diagnosis {
+namespace {
+
+constexpr size_t kFramesLooked = 8;        // innermost Python frames a wait is looked for in
+constexpr size_t kNativeFramesLooked = 256;  // innermost native frames read for hints
+
+struct KnownWait {
+  std::string_view file_suffix;
+  std::string_view function;  // co_name
+  WaitKind kind;
+  std::string_view what;
+};
+
+// Standard-library functions that block, by file and co_name (co_qualname exists only from 3.11).
+constexpr std::array kKnownWaits = {
+    KnownWait{"/threading.py", "wait", WaitKind::kCondition, "wait"},
+    KnownWait{"/threading.py", "wait_for", WaitKind::kCondition, "Condition.wait_for"},
+    KnownWait{"/threading.py", "acquire", WaitKind::kSemaphore, "acquire"},
+    KnownWait{"/threading.py", "join", WaitKind::kJoin, "Thread.join"},
+    KnownWait{"/threading.py", "_wait_for_tstate_lock", WaitKind::kJoin, "Thread.join"},
+    KnownWait{"/queue.py", "get", WaitKind::kQueue, "queue.Queue.get"},
+    KnownWait{"/queue.py", "put", WaitKind::kQueue, "queue.Queue.put"},
+    KnownWait{"/queue.py", "join", WaitKind::kQueue, "queue.Queue.join"},
+    KnownWait{"/Queue.py", "get", WaitKind::kQueue, "Queue.Queue.get"},
+    KnownWait{"/Queue.py", "put", WaitKind::kQueue, "Queue.Queue.put"},
+    KnownWait{"/multiprocessing/queues.py", "get", WaitKind::kProcessQueue, "multiprocessing queue get"},
+    KnownWait{"/multiprocessing/queues.py", "put", WaitKind::kProcessQueue, "multiprocessing queue put"},
+    KnownWait{"/multiprocessing/connection.py", "recv", WaitKind::kProcessQueue, "multiprocessing connection recv"},
+    KnownWait{"/multiprocessing/connection.py", "recv_bytes", WaitKind::kProcessQueue, "multiprocessing connection recv"},
+    KnownWait{"/multiprocessing/connection.py", "poll", WaitKind::kProcessQueue, "multiprocessing connection poll"},
+    KnownWait{"/multiprocessing/connection.py", "wait", WaitKind::kProcessQueue, "multiprocessing connection wait"},
+    KnownWait{"/subprocess.py", "wait", WaitKind::kChildProcess, "subprocess wait"},
+    KnownWait{"/subprocess.py", "_wait", WaitKind::kChildProcess, "subprocess wait"},
+    KnownWait{"/subprocess.py", "_try_wait", WaitKind::kChildProcess, "subprocess wait"},
+    KnownWait{"/subprocess.py", "communicate", WaitKind::kChildProcess, "subprocess communicate"},
+    KnownWait{"/selectors.py", "select", WaitKind::kMultiplex, "selectors select"},
+    KnownWait{"/asyncio/base_events.py", "_run_once", WaitKind::kMultiplex, "asyncio event loop"},
+    KnownWait{"/socket.py", "accept", WaitKind::kSocket, "socket accept"},
+    KnownWait{"/socket.py", "readinto", WaitKind::kSocket, "socket read"},
+    KnownWait{"/socket.py", "create_connection", WaitKind::kSocket, "socket connect"},
+    // torch.distributed's collectives wait in C++ (c10d::Work::wait), named by their Python call.
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_reduce", WaitKind::kCollective, "torch.distributed.all_reduce"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "barrier", WaitKind::kCollective, "torch.distributed.barrier"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "monitored_barrier", WaitKind::kCollective, "torch.distributed.monitored_barrier"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "broadcast", WaitKind::kCollective, "torch.distributed.broadcast"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather", WaitKind::kCollective, "torch.distributed.all_gather"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather_into_tensor", WaitKind::kCollective, "torch.distributed.all_gather_into_tensor"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce_scatter", WaitKind::kCollective, "torch.distributed.reduce_scatter"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce_scatter_tensor", WaitKind::kCollective, "torch.distributed.reduce_scatter_tensor"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_to_all", WaitKind::kCollective, "torch.distributed.all_to_all"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_to_all_single", WaitKind::kCollective, "torch.distributed.all_to_all_single"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "reduce", WaitKind::kCollective, "torch.distributed.reduce"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "gather", WaitKind::kCollective, "torch.distributed.gather"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "scatter", WaitKind::kCollective, "torch.distributed.scatter"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "send", WaitKind::kCollective, "torch.distributed.send"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "recv", WaitKind::kCollective, "torch.distributed.recv"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather_object", WaitKind::kCollective, "torch.distributed.all_gather_object"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "broadcast_object_list", WaitKind::kCollective, "torch.distributed.broadcast_object_list"},
+};
+
+// Files whose frames a wait may pass through on its way to the one that names it.
+constexpr std::array<std::string_view, 9> kStdlibFiles = {
+    "/threading.py", "/queue.py", "/Queue.py", "/multiprocessing/", "/subprocess.py",
+    "/selectors.py", "/asyncio/", "/socket.py", "/torch/distributed/"};
+
+bool is_stdlib_wait_file(std::string_view file) {
+  return std::any_of(kStdlibFiles.begin(), kStdlibFiles.end(),
+                     [&](std::string_view part) { return file.find(part) != std::string_view::npos; });
+}
+
+const KnownWait* known_wait(const cpython::PythonFrame& frame) {
+  for (const KnownWait& wait : kKnownWaits)
+    if (frame.function == wait.function && std::string_view(frame.file).ends_with(wait.file_suffix))
+      return &wait;
+  return nullptr;
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The collective a c10d/gloo/NCCL frame runs, by the words in its (mangled) name.
+std::optional<std::string> collective_op(const std::string& lower) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kOps = {{
+      {"allreduce", "allreduce"}, {"all_reduce", "allreduce"}, {"allgather", "allgather"},
+      {"all_gather", "allgather"}, {"reduce_scatter", "reduce_scatter"},
+      {"reducescatter", "reduce_scatter"}, {"alltoall", "alltoall"}, {"all_to_all", "alltoall"},
+      {"broadcast", "broadcast"}, {"barrier", "barrier"}, {"monitoredbarrier", "barrier"},
+      {"gather", "gather"}, {"scatter", "scatter"}, {"reduce", "reduce"}, {"recv", "recv"},
+      {"send", "send"}}};
+  for (const auto& [word, op] : kOps)
+    if (lower.find(word) != std::string::npos) return std::string(op);
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_symbol_or_clone(std::string_view symbol, std::string_view name) {
+  // glibc's internal aliases (__GI___lll_lock_wait) and versioned names (pthread_mutex_lock@GLIBC_2.2.5)
+  // are the same functions.
+  if (symbol.starts_with("__GI_")) symbol.remove_prefix(5);
+  if (size_t at = symbol.find('@'); at != std::string_view::npos) symbol = symbol.substr(0, at);
+  if (!symbol.starts_with(name)) return false;
+  return symbol.size() == name.size() || symbol[name.size()] == '.';
+}
+
+std::optional<StdlibWait> find_stdlib_wait(const std::vector<cpython::PythonFrame>& frames) {
+  std::optional<StdlibWait> found;
+  for (size_t i = 0; i < frames.size() && i < kFramesLooked; ++i) {
+    const cpython::PythonFrame& frame = frames[i];
+    if (!is_stdlib_wait_file(frame.file)) break;
+    if (const KnownWait* wait = known_wait(frame)) found = StdlibWait{i, wait->kind, std::string(wait->what)};
+  }
+  return found;
+}
+
+NativeHint read_native_hint(const native::MergedStack& stack, std::string_view eval_loop_function) {
+  static constexpr std::array<std::string_view, 10> kCollectors = {
+      "gc_collect_main", "gc_collect_region", "gc_collect_full", "gc_collect_young",
+      "gc_collect_increment", "gc_collect_with_callback", "collect_with_callback",
+      "collect_generations", "_PyGC_Collect", "PyGC_Collect"};
+  static constexpr std::array<std::string_view, 6> kMutexWaits = {
+      "__lll_lock_wait", "pthread_mutex_lock", "__pthread_mutex_lock", "___pthread_mutex_lock",
+      "pthread_mutex_timedlock", "__pthread_mutex_lock_full"};
+  NativeHint hint;
+  std::string op;
+  std::string backend;
+  bool innermost_seen = false;
+  size_t looked = 0;
+  for (const native::MergedFrame& frame : stack.frames) {
+    if (looked++ >= kNativeFramesLooked) break;
+    if (frame.python) {
+      if (!innermost_seen) hint.innermost_is_python = true;
+      innermost_seen = true;
+      continue;
+    }
+    if (!frame.native) continue;
+    const std::string& symbol = frame.native->symbol;
+    if (!innermost_seen) {
+      // The innermost frame decides: a frame without a symbol is machine code all the same.
+      innermost_seen = true;
+      if (symbol.empty()) {
+        std::string module = frame.native->module.substr(frame.native->module.rfind('/') + 1);
+        hint.innermost_symbol = module.empty() ? "??" : fmt::format("?? ({}+0x{:x})", module,
+                                                                       frame.native->module_offset);
+      } else {
+        hint.innermost_symbol = symbol;
+        hint.innermost_is_python = native::is_eval_loop_symbol(symbol, eval_loop_function);
+      }
+    }
+    if (hint.caller_outside_libc.empty()) {
+      const std::string module = frame.native->module.substr(frame.native->module.rfind('/') + 1);
+      if (!module.empty() && !module.starts_with("libc.") && !module.starts_with("libpthread") &&
+          !module.starts_with("ld-linux")) {
+        hint.caller_outside_libc = symbol.empty() ? fmt::format("{}+0x{:x}", module, frame.native->module_offset)
+                                                  : fmt::format("{} ({})", symbol, module);
+      }
+    }
+    if (symbol.empty()) continue;
+    if (is_symbol_or_clone(symbol, "take_gil")) hint.takes_gil = true;
+    for (std::string_view collector : kCollectors)
+      if (is_symbol_or_clone(symbol, collector)) hint.collecting = true;
+    for (std::string_view wait : kMutexWaits)
+      if (is_symbol_or_clone(symbol, wait)) hint.pthread_mutex = true;
+    // The op comes from the outermost such frame (c10d's API, not the transport's send/recv
+    // underneath it); the backend from any frame that names one.
+    std::string lower = lowercase(symbol);
+    const bool distributed = lower.find("c10d") != std::string::npos ||
+                             lower.find("gloo") != std::string::npos ||
+                             lower.find("nccl") != std::string::npos;
+    if (!distributed) continue;
+    if (lower.find("nccl") != std::string::npos) backend = "NCCL";
+    else if (lower.find("gloo") != std::string::npos && backend != "NCCL") backend = "gloo";
+    if (auto found = collective_op(lower)) op = *found;
+  }
+  if (!op.empty()) hint.collective = op + " (" + (backend.empty() ? "c10d" : backend) + ")";
+  return hint;
+}
+
+}  // namespace hangpy::diagnosis

@@ -1,0 +1,536 @@
+#include "diagnosis/diagnosis.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "cpython/frame_variables.h"
+#include "cpython/instance_attributes.h"
+#include "cpython/thread_names.h"
+#include "diagnosis/classify.h"
+#include "diagnosis/locks.h"
+#include "diagnosis/syscalls.h"
+#include "diagnosis/wait_graph.h"
+
+namespace hangpy::diagnosis {
+namespace {
+
+using cpython::kAbsent;
+using cpython::PythonThread;
+
+// Everything the per-thread steps share.
+struct Context {
+  Context(const cpython::ProcessStacks& stacks_in, const cpython::AddressSpace& memory_in,
+          const NativeStacks* native_in)
+      : stacks(stacks_in), memory(memory_in), layout(*stacks_in.layout),
+        objects(memory_in, *stacks_in.layout), locks(objects), native(native_in) {}
+
+  const cpython::ProcessStacks& stacks;
+  const cpython::AddressSpace& memory;
+  const cpython::Layout& layout;
+  cpython::ObjectReader objects;
+  LockReader locks;
+  std::unordered_map<int64_t, const cpython::NativeThread*> os_threads;  // by LWP
+  const NativeStacks* native;
+  std::vector<LockState> candidates;
+  std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
+  bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
+};
+
+std::optional<size_t> thread_by_ident(const Context& context, uint64_t ident) {
+  for (size_t i = 0; i < context.stacks.threads.size(); ++i)
+    if (context.stacks.threads[i].thread_id == ident) return i;
+  return std::nullopt;
+}
+
+std::optional<size_t> thread_by_lwp(const Context& context, int64_t lwp) {
+  for (size_t i = 0; i < context.stacks.threads.size(); ++i) {
+    const auto& native = context.stacks.threads[i].native_thread_id;
+    if (native && static_cast<int64_t>(*native) == lwp) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> lwp_of(const Context& context, size_t index) {
+  const auto& native = context.stacks.threads[index].native_thread_id;
+  return native ? std::optional<int64_t>(static_cast<int64_t>(*native)) : std::nullopt;
+}
+
+// `self` of a frame, 0 when it has none.
+uint64_t frame_self(const Context& context, const cpython::PythonFrame& frame) {
+  cpython::VariableReader variables(context.memory, context.layout);
+  auto found = variables.lookup(frame, "self");
+  if (!found || !*found || (*found)->scope != cpython::Scope::kLocal) return 0;
+  return (*found)->variable.object;
+}
+
+std::string type_name(const Context& context, uint64_t object) {
+  auto name = context.objects.type_name(object);
+  return name ? *name : std::string();
+}
+
+std::optional<uint64_t> int_attribute(const Context& context, uint64_t instance, std::string_view name) {
+  cpython::InstanceAttributes attributes(context.objects);
+  auto value = attributes.get(instance, name);
+  if (!value || *value == 0) return std::nullopt;
+  auto type = type_name(context, *value);
+  if (type != "int" && type != "long" && type != "bool") return std::nullopt;
+  if (type == "bool" && context.layout.variables.machine_int_value != kAbsent) {
+    auto flag = cpython::read_value<int64_t>(
+        context.memory, *value + static_cast<uint64_t>(context.layout.variables.machine_int_value));
+    return flag ? std::optional<uint64_t>(static_cast<uint64_t>(*flag)) : std::nullopt;
+  }
+  if (type == "bool") {
+    // A bool stores digits like an int (3.x): zero digits is False.
+    auto digits = context.objects.read_int_digits(*value, 2);
+    if (!digits) return std::nullopt;
+    return digits->digits.empty() || digits->digits[0] == 0 ? 0 : 1;
+  }
+  auto number = context.objects.read_uint64(*value);
+  return number ? std::optional<uint64_t>(*number) : std::nullopt;
+}
+
+std::string lock_what(const LockState& lock) {
+  return fmt::format("{} 0x{:x}", lock.reentrant ? "RLock" : "Lock", lock.object);
+}
+
+// The owner of a lock, from the lock itself (RLock) or from the only thread that holds it
+// through `with`; nullopt when memory does not say.
+std::optional<size_t> lock_owner(const Context& context, const LockState& lock) {
+  if (lock.reentrant) {
+    if (lock.owner_ident == 0) return std::nullopt;
+    return thread_by_ident(context, lock.owner_ident);
+  }
+  // The waiter itself counts: `with lock:` inside `with lock:` deadlocks its own thread.
+  std::optional<size_t> holder;
+  for (size_t i = 0; i < context.held.size(); ++i) {
+    if (std::find(context.held[i].begin(), context.held[i].end(), lock.object) == context.held[i].end())
+      continue;
+    if (holder) return std::nullopt;  // two threads claim it: say nothing
+    holder = i;
+  }
+  return holder;
+}
+
+void set_lock_wait(const Context& context, const LockState& lock, BlockedOn& blocked) {
+  blocked.kind = lock.reentrant ? WaitKind::kRLock : WaitKind::kLock;
+  blocked.what = lock_what(lock);
+  blocked.object = lock.object;
+  blocked.owner = lock_owner(context, lock);
+  if (blocked.owner) {
+    blocked.owner_lwp = lwp_of(context, *blocked.owner);
+  } else if (lock.reentrant && lock.owner_ident != 0) {
+    blocked.detail = fmt::format("owner thread 0x{:x} runs no Python", lock.owner_ident);
+  } else {
+    blocked.owner_unknown = true;
+  }
+  if (lock.reentrant && lock.count) blocked.detail = fmt::format("acquired {} time{}", *lock.count, *lock.count == 1 ? "" : "s");
+}
+
+const LockState* lock_waited_at(const Context& context, uint64_t futex_address) {
+  for (const LockState& lock : context.candidates)
+    if (context.locks.waited_on_at(lock, futex_address)) return &lock;
+  return nullptr;
+}
+
+// The lock a thread in futex() waits on, if it is one of the candidates.
+const LockState* waited_lock(const Context& context, const PythonThread& thread) {
+  if (!thread.native_thread_id) return nullptr;
+  auto os_thread = context.os_threads.find(static_cast<int64_t>(*thread.native_thread_id));
+  if (os_thread == context.os_threads.end() || os_thread->second->syscall != syscall_numbers::kFutex)
+    return nullptr;
+  return lock_waited_at(context, os_thread->second->syscall_arguments[0]);
+}
+
+// A threading.py wait told apart by its `self`: Event, Barrier, Condition; Semaphore or RLock.
+void refine_threading_wait(const Context& context, uint64_t self, BlockedOn& blocked) {
+  std::string type = type_name(context, self);
+  if (!type.empty() && type[0] == '_') type.erase(0, 1);  // 2.7's _Event, _Condition...
+  if (blocked.kind == WaitKind::kCondition) {
+    if (type == "Event") blocked.kind = WaitKind::kEvent;
+    else if (type == "Barrier") blocked.kind = WaitKind::kBarrier;
+  } else if (blocked.kind == WaitKind::kSemaphore && type == "RLock") {
+    // 2.7's RLock is Python code: its owner is the attribute __owner (mangled), an ident or None.
+    blocked.kind = WaitKind::kRLock;
+    if (auto owner = int_attribute(context, self, "_RLock__owner")) {
+      blocked.owner = thread_by_ident(context, *owner);
+      if (blocked.owner) blocked.owner_lwp = lwp_of(context, *blocked.owner);
+    }
+    if (auto count = int_attribute(context, self, "_RLock__count"))
+      blocked.detail = fmt::format("acquired {} time{}", *count, *count == 1 ? "" : "s");
+    if (!blocked.owner) blocked.owner_unknown = true;
+  }
+  if (!type.empty()) blocked.what = fmt::format("{} 0x{:x}", type, self);
+}
+
+BlockedOn stdlib_blocked_on(const Context& context, size_t index, const StdlibWait& wait,
+                            const ThreadDiagnosis& diagnosis) {
+  const PythonThread& thread = context.stacks.threads[index];
+  BlockedOn blocked;
+  blocked.kind = wait.kind;
+  blocked.what = wait.what;
+  const uint64_t self = frame_self(context, thread.frames[wait.frame]);
+  if (self) blocked.object = self;
+  switch (wait.kind) {
+    case WaitKind::kCondition:
+    case WaitKind::kSemaphore:
+      if (self) refine_threading_wait(context, self, blocked);
+      break;
+    case WaitKind::kQueue:
+    case WaitKind::kProcessQueue:
+      if (self) blocked.what = fmt::format("{} 0x{:x} ({})", type_name(context, self), self, wait.what);
+      break;
+    case WaitKind::kJoin: {
+      if (!self) break;
+      blocked.what = fmt::format("Thread 0x{:x}", self);
+      if (auto ident = int_attribute(context, self, context.layout.major == 2 ? "_Thread__ident" : "_ident")) {
+        blocked.owner = thread_by_ident(context, *ident);
+        if (blocked.owner) blocked.owner_lwp = lwp_of(context, *blocked.owner);
+        else blocked.detail = fmt::format("thread 0x{:x} runs no Python", *ident);
+      }
+      break;
+    }
+    case WaitKind::kChildProcess: {
+      if (diagnosis.syscall == syscall_numbers::kWait4 || diagnosis.syscall == syscall_numbers::kWaitid) {
+        // wait4(pid, ...); waitid(idtype, id, ...)
+        const uint64_t raw = diagnosis.syscall == syscall_numbers::kWait4 ? diagnosis.syscall_arguments[0]
+                                                                          : diagnosis.syscall_arguments[1];
+        blocked.child_pid = static_cast<int32_t>(static_cast<uint32_t>(raw));
+      } else if (self) {
+        if (auto pid = int_attribute(context, self, "pid")) blocked.child_pid = static_cast<int64_t>(*pid);
+      }
+      blocked.what = blocked.child_pid ? fmt::format("child process {}", *blocked.child_pid)
+                                       : std::string("a child process");
+      blocked.detail = wait.what;
+      break;
+    }
+    default:
+      break;
+  }
+  return blocked;
+}
+
+// What the system call alone says.
+BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
+  BlockedOn blocked;
+  const auto& args = diagnosis.syscall_arguments;
+  const std::string name = diagnosis.syscall_name.empty() ? fmt::format("system call {}", *diagnosis.syscall)
+                                                          : diagnosis.syscall_name;
+  switch (syscall_kind(*diagnosis.syscall)) {
+    case SyscallKind::kSleep:
+      blocked.kind = WaitKind::kSleep;
+      blocked.what = fmt::format("sleep ({})", name);
+      break;
+    case SyscallKind::kMultiplex:
+      // time.sleep before 3.11 is select(0, NULL, NULL, NULL, &timeout).
+      if (*diagnosis.syscall == syscall_numbers::kSelect && args[0] == 0 && args[1] == 0) {
+        blocked.kind = WaitKind::kSleep;
+        blocked.what = "sleep (select with no file descriptors)";
+      } else {
+        blocked.kind = WaitKind::kMultiplex;
+        blocked.what = name;
+      }
+      break;
+    case SyscallKind::kSocket:
+      blocked.kind = WaitKind::kSocket;
+      blocked.what = fmt::format("socket {} (fd {})", name, static_cast<int32_t>(args[0]));
+      break;
+    case SyscallKind::kRead:
+      blocked.kind = WaitKind::kRead;
+      blocked.what = fmt::format("{} of fd {}", name, static_cast<int32_t>(args[0]));
+      break;
+    case SyscallKind::kChildWait: {
+      blocked.kind = WaitKind::kChildProcess;
+      const uint64_t raw = *diagnosis.syscall == syscall_numbers::kWait4 ? args[0] : args[1];
+      blocked.child_pid = static_cast<int32_t>(static_cast<uint32_t>(raw));
+      blocked.what = fmt::format("child process {}", *blocked.child_pid);
+      break;
+    }
+    case SyscallKind::kFutex:
+      blocked.kind = WaitKind::kSyscall;
+      blocked.what = fmt::format("futex 0x{:x}", args[0]);
+      break;
+    case SyscallKind::kOther:
+      blocked.kind = WaitKind::kSyscall;
+      blocked.what = name;
+      break;
+  }
+  return blocked;
+}
+
+BlockedOn pthread_mutex_blocked_on(const Context& context, const ThreadDiagnosis& diagnosis) {
+  BlockedOn blocked;
+  blocked.kind = WaitKind::kPthreadMutex;
+  // __lll_lock_wait futex-waits on the mutex's first word (__data.__lock); glibc keeps the owner's
+  // LWP in __data.__owner, 8 bytes in.
+  const uint64_t mutex = diagnosis.syscall_arguments[0];
+  blocked.object = mutex;
+  blocked.what = fmt::format("pthread mutex 0x{:x}", mutex);
+  auto owner = cpython::read_value<int32_t>(context.memory, mutex + 8);
+  if (owner && *owner > 0) {
+    blocked.owner_lwp = *owner;
+    blocked.owner = thread_by_lwp(context, *owner);
+  } else {
+    blocked.owner_unknown = true;
+  }
+  return blocked;
+}
+
+bool waits_for_gil_struct(const Context& context, const ThreadDiagnosis& diagnosis) {
+  const cpython::GilLayout& gil = context.layout.gil;
+  if (diagnosis.syscall != syscall_numbers::kFutex || !context.stacks.gil_address ||
+      gil.wait_begin == kAbsent)
+    return false;
+  const uint64_t begin = *context.stacks.gil_address + static_cast<uint64_t>(gil.wait_begin);
+  const uint64_t end = *context.stacks.gil_address + static_cast<uint64_t>(gil.wait_end);
+  const uint64_t address = diagnosis.syscall_arguments[0];
+  return address >= begin && address < end;
+}
+
+// The GIL's holder runs the collections of a GIL build: its interpreter's flag names it.
+bool collecting_with_gil(const Context& context, const PythonThread& thread) {
+  const cpython::GcLayout& gc = context.layout.gc;
+  if (!thread.holds_gil || gc.state == kAbsent || gc.collecting == kAbsent) return false;
+  const uint64_t base = gc.in_runtime ? context.stacks.runtime_address : thread.interpreter;
+  if (base == 0) return false;
+  auto collecting = cpython::read_value<int32_t>(
+      context.memory, base + static_cast<uint64_t>(gc.state) + static_cast<uint64_t>(gc.collecting));
+  return collecting && *collecting != 0;
+}
+
+void diagnose_thread(const Context& context, size_t index, const std::unordered_map<uint64_t, uint64_t>& thread_objects,
+                     int64_t pid, ThreadDiagnosis& diagnosis) {
+  const PythonThread& thread = context.stacks.threads[index];
+  const std::optional<int64_t> lwp = lwp_of(context, index);
+  diagnosis.main_thread = lwp && pid != 0 && *lwp == pid;
+  if (lwp) {
+    if (auto found = context.os_threads.find(*lwp); found != context.os_threads.end() && found->second->syscall >= 0) {
+      diagnosis.syscall = found->second->syscall;
+      diagnosis.syscall_name = std::string(syscall_name(*diagnosis.syscall));
+      diagnosis.syscall_arguments = found->second->syscall_arguments;
+    }
+  }
+  if (auto object = thread_objects.find(thread.thread_id); object != thread_objects.end()) {
+    if (auto daemon = int_attribute(context, object->second, context.layout.locks.daemon_attribute))
+      diagnosis.daemon = *daemon != 0;
+  }
+  NativeHint hint;
+  bool have_native = false;
+  if (context.native && lwp) {
+    if (auto stack = context.native->find(*lwp); stack != context.native->end() && !stack->second.frames.empty()) {
+      hint = read_native_hint(stack->second, context.layout.eval_loop_function);
+      have_native = true;
+    }
+  }
+  diagnosis.in_gc = hint.collecting || collecting_with_gil(context, thread);
+  diagnosis.held_locks = context.held[index];
+
+  if (context.stacks.gil_disabled) {
+    diagnosis.gil = GilState::kUnknown;
+  } else if (thread.holds_gil) {
+    diagnosis.gil = GilState::kHolds;
+  } else if (hint.takes_gil || waits_for_gil_struct(context, diagnosis)) {
+    diagnosis.gil = GilState::kWaits;
+  } else if (context.gil_known) {
+    diagnosis.gil = GilState::kNeither;
+  }
+
+  BlockedOn& blocked = diagnosis.blocked_on;
+  if (diagnosis.gil == GilState::kWaits) {
+    blocked.kind = WaitKind::kGil;
+    blocked.what = "the GIL";
+    for (size_t i = 0; i < context.stacks.threads.size(); ++i) {
+      if (!context.stacks.threads[i].holds_gil) continue;
+      blocked.owner = i;
+      blocked.owner_lwp = lwp_of(context, i);
+    }
+    return;
+  }
+  if (hint.collective) {
+    blocked.kind = WaitKind::kCollective;
+    blocked.what = "torch distributed " + *hint.collective;
+    return;
+  }
+  if (hint.pthread_mutex && diagnosis.syscall == syscall_numbers::kFutex) {
+    blocked = pthread_mutex_blocked_on(context, diagnosis);
+    return;
+  }
+  if (auto wait = find_stdlib_wait(thread.frames)) {
+    blocked = stdlib_blocked_on(context, index, *wait, diagnosis);
+    return;
+  }
+  if (diagnosis.syscall == syscall_numbers::kFutex) {
+    if (const LockState* lock = lock_waited_at(context, diagnosis.syscall_arguments[0])) {
+      set_lock_wait(context, *lock, blocked);
+      return;
+    }
+  }
+  if (diagnosis.in_gc && !diagnosis.syscall) {
+    blocked.kind = WaitKind::kGarbageCollection;
+    blocked.what = "garbage collection";
+    return;
+  }
+  if (diagnosis.syscall) {
+    blocked = syscall_blocked_on(diagnosis);
+    if (!hint.caller_outside_libc.empty() && !hint.innermost_is_python)
+      blocked.what += " in " + hint.caller_outside_libc;
+    return;
+  }
+  blocked.kind = WaitKind::kRunning;
+  if (have_native && !hint.innermost_is_python && !hint.innermost_symbol.empty()) {
+    blocked.what = "running C in " + hint.innermost_symbol;
+  } else if (have_native) {
+    blocked.what = "running Python";
+  } else {
+    blocked.what = thread.holds_gil ? "running (holds the GIL)" : "running";
+  }
+}
+
+std::string short_label(const PythonThread& thread) {
+  return thread.name ? fmt::format("\"{}\"", *thread.name) : thread_label(thread);
+}
+
+std::string cycle_text(const cpython::ProcessStacks& stacks, const ProcessDiagnosis& result,
+                       const std::vector<size_t>& cycle) {
+  std::string text = "deadlock: " + thread_label(stacks.threads[cycle[0]]);
+  for (size_t k = 0; k < cycle.size(); ++k) {
+    const size_t next = cycle[(k + 1) % cycle.size()];
+    const BlockedOn& blocked = result.threads[cycle[k]].blocked_on;
+    const PythonThread& owner = stacks.threads[next];
+    const std::string owner_text = k + 1 == cycle.size() ? short_label(owner) : thread_label(owner);
+    if (k > 0) text += ", which";
+    if (blocked.kind == WaitKind::kJoin) {
+      text += " waits to join " + owner_text;
+    } else {
+      text += fmt::format(" waits for {} held by {}", blocked.what, owner_text);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+const char* gil_state_name(GilState state) {
+  switch (state) {
+    case GilState::kHolds: return "holds";
+    case GilState::kWaits: return "waits";
+    case GilState::kNeither: return "neither";
+    case GilState::kUnknown: break;
+  }
+  return "unknown";
+}
+
+const char* wait_kind_name(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kRunning: return "running";
+    case WaitKind::kGil: return "gil";
+    case WaitKind::kLock: return "lock";
+    case WaitKind::kRLock: return "rlock";
+    case WaitKind::kCondition: return "condition";
+    case WaitKind::kEvent: return "event";
+    case WaitKind::kSemaphore: return "semaphore";
+    case WaitKind::kBarrier: return "barrier";
+    case WaitKind::kQueue: return "queue";
+    case WaitKind::kProcessQueue: return "process_queue";
+    case WaitKind::kJoin: return "join";
+    case WaitKind::kChildProcess: return "child_process";
+    case WaitKind::kSleep: return "sleep";
+    case WaitKind::kMultiplex: return "select";
+    case WaitKind::kSocket: return "socket";
+    case WaitKind::kRead: return "read";
+    case WaitKind::kPthreadMutex: return "pthread_mutex";
+    case WaitKind::kCollective: return "collective";
+    case WaitKind::kGarbageCollection: return "garbage_collection";
+    case WaitKind::kSyscall: return "syscall";
+    case WaitKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::string describe_blocked_on(const BlockedOn& blocked, const cpython::ProcessStacks& stacks) {
+  std::string owner;
+  if (blocked.owner && *blocked.owner < stacks.threads.size()) {
+    owner = thread_label(stacks.threads[*blocked.owner]);
+  } else if (blocked.owner_lwp) {
+    owner = fmt::format("LWP {}", *blocked.owner_lwp);
+  }
+  std::string text;
+  switch (blocked.kind) {
+    case WaitKind::kJoin:
+      text = fmt::format("Thread.join of {}", owner.empty() ? blocked.what : owner);
+      break;
+    case WaitKind::kGil:
+    case WaitKind::kLock:
+    case WaitKind::kRLock:
+    case WaitKind::kPthreadMutex:
+      text = blocked.what;
+      if (!owner.empty()) text += " held by " + owner;
+      else if (blocked.owner_unknown) text += " (owner unknown)";
+      break;
+    default:
+      text = blocked.what;
+      break;
+  }
+  if (!blocked.detail.empty()) text += " (" + blocked.detail + ")";
+  return text;
+}
+
+std::string thread_label(const PythonThread& thread) {
+  std::string text = thread.name ? fmt::format("thread \"{}\"", *thread.name)
+                                 : fmt::format("thread 0x{:x}", thread.thread_id);
+  if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
+  return text;
+}
+
+ProcessDiagnosis diagnose(const DiagnosisInput& input) {
+  ProcessDiagnosis result;
+  if (!input.stacks || !input.memory || !input.stacks->layout) return result;
+  const cpython::ProcessStacks& stacks = *input.stacks;
+  Context context(stacks, *input.memory, input.native);
+  for (const cpython::NativeThread& os_thread : input.os_threads) context.os_threads[os_thread.lwp] = &os_thread;
+  context.gil_known = stacks.gil_address.has_value() ||
+                      std::any_of(stacks.threads.begin(), stacks.threads.end(),
+                                  [](const PythonThread& t) { return t.holds_gil; });
+  result.no_gil = stacks.gil_disabled;
+  for (uint64_t object : context.locks.candidate_locks(stacks.threads))
+    if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
+  for (const PythonThread& thread : stacks.threads) {
+    std::vector<uint64_t> held = context.locks.held_through_with(thread);
+    // The lock a thread is blocked acquiring is not one it holds, though 3.14 pushes its
+    // __exit__ before calling __enter__ (LOAD_SPECIAL).
+    if (const LockState* waited = waited_lock(context, thread))
+      std::erase(held, waited->object);
+    context.held.push_back(std::move(held));
+  }
+
+  // threading's Thread objects, per interpreter (each has its own threading module).
+  std::unordered_map<uint64_t, uint64_t> thread_objects;
+  std::vector<uint64_t> interpreters;
+  for (const PythonThread& thread : stacks.threads)
+    if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
+      interpreters.push_back(thread.interpreter);
+  for (uint64_t interpreter : interpreters) {
+    std::vector<PythonThread> own;
+    for (const PythonThread& thread : stacks.threads)
+      if (thread.interpreter == interpreter) own.push_back(thread);
+    for (const auto& entry : cpython::read_thread_objects(*input.memory, *stacks.layout, interpreter, own))
+      thread_objects.insert(entry);
+  }
+
+  result.threads.resize(stacks.threads.size());
+  for (size_t i = 0; i < stacks.threads.size(); ++i)
+    diagnose_thread(context, i, thread_objects, input.pid, result.threads[i]);
+
+  std::vector<std::optional<size_t>> waits_for;
+  for (const ThreadDiagnosis& thread : result.threads) waits_for.push_back(thread.blocked_on.owner);
+  for (std::vector<size_t>& cycle : find_wait_cycles(waits_for)) {
+    WaitCycle found;
+    found.text = cycle_text(stacks, result, cycle);
+    found.threads = std::move(cycle);
+    result.cycles.push_back(std::move(found));
+  }
+  return result;
+}
+
+}  // namespace hangpy::diagnosis

@@ -1,0 +1,105 @@
+// Why each thread does not move: its GIL state, system call, what it is blocked on, and the
+// cycles of threads that wait for each other (deadlocks). Pure: reads the target's memory through
+// the engine's readers, prints nothing. Cheap enough to run on every analysis: it needs only the
+// stacks, the threads' registers and a few reads per thread; native frames, when the shell has
+// them (coreanalyze --native, gdb), make some answers certain (take_gil, pthread mutexes,
+// collectives) and add others.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cpython/address_space.h"
+#include "cpython/stacks.h"
+#include "cpython/target.h"
+#include "native/splice.h"
+
+namespace hangpy::diagnosis {
+
+enum class GilState { kUnknown, kHolds, kWaits, kNeither };
+const char* gil_state_name(GilState state);  // "unknown", "holds", "waits", "neither"
+
+// What a thread waits for. The names (wait_kind_name) are the JSON schema's.
+enum class WaitKind {
+  kRunning,          // not waiting: running Python, or C code it called
+  kGil,              // waiting for the GIL
+  kLock,             // threading.Lock (_thread.lock)
+  kRLock,            // threading.RLock
+  kCondition,        // threading.Condition.wait
+  kEvent,            // threading.Event.wait
+  kSemaphore,        // threading.Semaphore / BoundedSemaphore.acquire
+  kBarrier,          // threading.Barrier.wait
+  kQueue,            // queue.Queue get/put
+  kProcessQueue,     // multiprocessing queue / connection (DataLoader workers)
+  kJoin,             // Thread.join
+  kChildProcess,     // subprocess wait, os.waitpid
+  kSleep,            // time.sleep and other sleeps
+  kMultiplex,        // select, poll, epoll (selectors, asyncio)
+  kSocket,           // socket recv/accept/connect
+  kRead,             // read() of a file descriptor (pipes)
+  kPthreadMutex,     // a pthread mutex (native frames)
+  kCollective,       // a torch distributed collective (c10d/gloo/NCCL frames)
+  kGarbageCollection,
+  kSyscall,          // some other system call
+  kUnknown,
+};
+const char* wait_kind_name(WaitKind kind);
+
+struct BlockedOn {
+  WaitKind kind = WaitKind::kUnknown;
+  std::string what;                  // "Lock 0x7f12…", "the GIL", "child process 1234"
+  std::optional<uint64_t> object;    // the Python object (or mutex) waited for
+  std::optional<size_t> owner;       // index in ProcessStacks::threads of the thread it waits for
+  std::optional<int64_t> owner_lwp;  // the owner's LWP, Python thread or not
+  std::optional<int64_t> child_pid;
+  bool owner_unknown = false;        // a lock whose owner memory cannot tell
+  std::string detail;                // more words: "acquired 2 times", "op allreduce"
+};
+
+struct ThreadDiagnosis {
+  GilState gil = GilState::kUnknown;
+  bool in_gc = false;
+  std::optional<int64_t> syscall;  // the number, when the thread is in one
+  std::string syscall_name;        // empty when the table does not know it
+  std::array<uint64_t, 6> syscall_arguments{};
+  std::optional<bool> daemon;      // threading.Thread.daemon where threading knows the thread
+  bool main_thread = false;        // the process's first thread (LWP == pid)
+  BlockedOn blocked_on;
+  std::vector<uint64_t> held_locks;  // Lock/RLock objects this thread holds, where memory says
+};
+
+struct WaitCycle {
+  std::vector<size_t> threads;  // indexes in ProcessStacks::threads, each waiting for the next
+  std::string text;             // "deadlock: thread "A" (LWP 12) waits for ... held by "A""
+};
+
+struct ProcessDiagnosis {
+  bool no_gil = false;                  // free-threaded without a GIL: said once
+  std::vector<ThreadDiagnosis> threads;  // parallel to ProcessStacks::threads
+  std::vector<WaitCycle> cycles;
+};
+
+using NativeStacks = std::map<int64_t, native::MergedStack>;  // by LWP
+
+struct DiagnosisInput {
+  const cpython::ProcessStacks* stacks = nullptr;
+  const cpython::AddressSpace* memory = nullptr;
+  std::vector<cpython::NativeThread> os_threads;  // registers by LWP
+  const NativeStacks* native = nullptr;            // optional
+  int64_t pid = 0;                                 // 0: unknown (no thread is marked main)
+};
+
+ProcessDiagnosis diagnose(const DiagnosisInput& input);
+
+// One line: what the thread waits for and who holds it ("Lock 0x7f… held by thread "B" (LWP 13)",
+// "Lock 0x7f… (owner unknown)", "child process 4242 (subprocess wait)").
+std::string describe_blocked_on(const BlockedOn& blocked, const cpython::ProcessStacks& stacks);
+
+// `thread "name" (LWP 12)`, or `thread 0x7f… (LWP 12)` for a thread threading does not name.
+std::string thread_label(const cpython::PythonThread& thread);
+
+}  // namespace hangpy::diagnosis

@@ -1,0 +1,68 @@
+#include "diagnosis/syscalls.h"
+
+#include <array>
+#include <utility>
+
+namespace hangpy::diagnosis {
+namespace {
+
+struct Entry {
+  int64_t number;
+  std::string_view name;
+  SyscallKind kind;
+};
+
+// arch/x86/entry/syscalls/syscall_64.tbl: the calls a thread blocks in, and a few common others.
+constexpr std::array kTable = {
+    Entry{0, "read", SyscallKind::kRead},
+    Entry{1, "write", SyscallKind::kOther},
+    Entry{7, "poll", SyscallKind::kMultiplex},
+    Entry{17, "pread64", SyscallKind::kRead},
+    Entry{19, "readv", SyscallKind::kRead},
+    Entry{23, "select", SyscallKind::kMultiplex},
+    Entry{24, "sched_yield", SyscallKind::kOther},
+    Entry{34, "pause", SyscallKind::kSleep},
+    Entry{35, "nanosleep", SyscallKind::kSleep},
+    Entry{42, "connect", SyscallKind::kSocket},
+    Entry{43, "accept", SyscallKind::kSocket},
+    Entry{44, "sendto", SyscallKind::kSocket},
+    Entry{45, "recvfrom", SyscallKind::kSocket},
+    Entry{46, "sendmsg", SyscallKind::kSocket},
+    Entry{47, "recvmsg", SyscallKind::kSocket},
+    Entry{61, "wait4", SyscallKind::kChildWait},
+    Entry{72, "fcntl", SyscallKind::kOther},
+    Entry{73, "flock", SyscallKind::kOther},
+    Entry{130, "rt_sigsuspend", SyscallKind::kSleep},
+    Entry{128, "rt_sigtimedwait", SyscallKind::kSleep},
+    Entry{202, "futex", SyscallKind::kFutex},
+    Entry{230, "clock_nanosleep", SyscallKind::kSleep},
+    Entry{232, "epoll_wait", SyscallKind::kMultiplex},
+    Entry{247, "waitid", SyscallKind::kChildWait},
+    Entry{270, "pselect6", SyscallKind::kMultiplex},
+    Entry{271, "ppoll", SyscallKind::kMultiplex},
+    Entry{281, "epoll_pwait", SyscallKind::kMultiplex},
+    Entry{288, "accept4", SyscallKind::kSocket},
+    Entry{299, "recvmmsg", SyscallKind::kSocket},
+    Entry{441, "epoll_pwait2", SyscallKind::kMultiplex},
+    Entry{449, "futex_waitv", SyscallKind::kFutex},
+};
+
+const Entry* find(int64_t number) {
+  for (const Entry& entry : kTable)
+    if (entry.number == number) return &entry;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view syscall_name(int64_t number) {
+  const Entry* entry = find(number);
+  return entry ? entry->name : std::string_view();
+}
+
+SyscallKind syscall_kind(int64_t number) {
+  const Entry* entry = find(number);
+  return entry ? entry->kind : SyscallKind::kOther;
+}
+
+}  // namespace hangpy::diagnosis

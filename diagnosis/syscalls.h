@@ -1,0 +1,38 @@
+// x86-64 Linux system call numbers of the calls a hung thread sits in, by name. A small table on
+// purpose: the calls that block (and the few a report names), not the whole kernel ABI.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace hangpy::diagnosis {
+
+// The system calls a report tells apart.
+namespace syscall_numbers {
+inline constexpr int64_t kRead = 0;
+inline constexpr int64_t kPoll = 7;
+inline constexpr int64_t kSelect = 23;
+inline constexpr int64_t kNanosleep = 35;
+inline constexpr int64_t kAccept = 43;
+inline constexpr int64_t kRecvfrom = 45;
+inline constexpr int64_t kRecvmsg = 47;
+inline constexpr int64_t kWait4 = 61;
+inline constexpr int64_t kFutex = 202;
+inline constexpr int64_t kEpollWait = 232;
+inline constexpr int64_t kClockNanosleep = 230;
+inline constexpr int64_t kWaitid = 247;
+inline constexpr int64_t kPselect6 = 270;
+inline constexpr int64_t kPpoll = 271;
+inline constexpr int64_t kEpollPwait = 281;
+inline constexpr int64_t kAccept4 = 288;
+inline constexpr int64_t kEpollPwait2 = 441;
+}  // namespace syscall_numbers
+
+// "futex", "epoll_wait", ...; empty for a number the table does not hold (and for -1: none).
+std::string_view syscall_name(int64_t number);
+
+// What kind of waiting a system call is, for "blocked on" lines.
+enum class SyscallKind { kOther, kFutex, kSleep, kMultiplex, kSocket, kRead, kChildWait };
+SyscallKind syscall_kind(int64_t number);
+
+}  // namespace hangpy::diagnosis

@@ -1,0 +1,102 @@
+#include "report/diagnosis_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "diagnosis/syscalls.h"
+
+namespace hangpy::report {
+namespace {
+
+std::string syscall_text(const diagnosis::ThreadDiagnosis& thread) {
+  if (!thread.syscall) return "not in a system call";
+  const std::string name = thread.syscall_name.empty() ? fmt::format("system call {}", *thread.syscall)
+                                                       : thread.syscall_name;
+  // The first argument says most: a futex's address, the pid wait4 waits for, a read's fd.
+  const diagnosis::SyscallKind kind = diagnosis::syscall_kind(*thread.syscall);
+  const bool number = kind == diagnosis::SyscallKind::kChildWait || kind == diagnosis::SyscallKind::kRead ||
+                      kind == diagnosis::SyscallKind::kSocket;
+  if (number) return fmt::format("in {}({})", name, static_cast<int32_t>(thread.syscall_arguments[0]));
+  return fmt::format("in {}(0x{:x})", name, thread.syscall_arguments[0]);
+}
+
+nlohmann::json optional_json(const auto& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string format_process_diagnosis(const diagnosis::ProcessDiagnosis& diagnosis) {
+  std::string text;
+  for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) text += cycle.text + "\n";
+  if (diagnosis.no_gil) text += "Free-threaded build running without a GIL\n";
+  return text.empty() ? text : text + "\n";
+}
+
+std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
+                                    const cpython::ProcessStacks& stacks) {
+  std::vector<std::string> parts;
+  if (thread.main_thread) parts.push_back("main thread");
+  if (thread.daemon == true) parts.push_back("daemon");
+  if (thread.gil == diagnosis::GilState::kHolds) parts.push_back("holds the GIL");
+  if (thread.gil == diagnosis::GilState::kWaits) parts.push_back("waits for the GIL");
+  if (thread.in_gc) parts.push_back("in garbage collection");
+  parts.push_back(syscall_text(thread));
+  std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
+  text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
+  return text;
+}
+
+void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stacks,
+                   const diagnosis::ProcessDiagnosis& diagnosis) {
+  nlohmann::json& threads = document["threads"];
+  for (size_t i = 0; i < diagnosis.threads.size() && i < threads.size(); ++i) {
+    const diagnosis::ThreadDiagnosis& thread = diagnosis.threads[i];
+    nlohmann::json syscall = nullptr;
+    if (thread.syscall) {
+      nlohmann::json arguments = nlohmann::json::array();
+      for (uint64_t argument : thread.syscall_arguments) arguments.push_back(fmt::format("0x{:x}", argument));
+      syscall = {{"number", *thread.syscall},
+                 {"name", thread.syscall_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(thread.syscall_name)},
+                 {"arguments", std::move(arguments)}};
+    }
+    nlohmann::json held = nlohmann::json::array();
+    for (uint64_t lock : thread.held_locks) held.push_back(fmt::format("0x{:x}", lock));
+    threads[i]["state"] = {
+        {"main_thread", thread.main_thread},
+        {"daemon", optional_json(thread.daemon)},
+        {"gil", diagnosis::gil_state_name(thread.gil)},
+        {"in_gc", thread.in_gc},
+        {"syscall", std::move(syscall)},
+        {"held_locks", std::move(held)},
+    };
+    const diagnosis::BlockedOn& blocked = thread.blocked_on;
+    nlohmann::json owner_thread_id = nullptr;
+    if (blocked.owner && *blocked.owner < stacks.threads.size())
+      owner_thread_id = stacks.threads[*blocked.owner].thread_id;
+    threads[i]["blocked_on"] = {
+        {"kind", diagnosis::wait_kind_name(blocked.kind)},
+        {"description", diagnosis::describe_blocked_on(blocked, stacks)},
+        {"object", blocked.object ? nlohmann::json(fmt::format("0x{:x}", *blocked.object)) : nlohmann::json(nullptr)},
+        {"owner_thread_id", std::move(owner_thread_id)},
+        {"owner_native_thread_id", optional_json(blocked.owner_lwp)},
+        {"owner_unknown", blocked.owner_unknown},
+        {"child_pid", optional_json(blocked.child_pid)},
+    };
+  }
+  nlohmann::json deadlocks = nlohmann::json::array();
+  for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) {
+    nlohmann::json members = nlohmann::json::array();
+    for (size_t index : cycle.threads) {
+      const cpython::PythonThread& thread = stacks.threads[index];
+      members.push_back({{"thread_id", thread.thread_id},
+                         {"native_thread_id", optional_json(thread.native_thread_id)},
+                         {"name", optional_json(thread.name)}});
+    }
+    deadlocks.push_back({{"threads", std::move(members)}, {"description", cycle.text}});
+  }
+  document["deadlocks"] = std::move(deadlocks);
+  document["gil"] = diagnosis.no_gil ? "none (free-threaded)" : "used";
+}
+
+}  // namespace hangpy::report

@@ -1,0 +1,158 @@
+// The pure parts of the diagnosis: the syscall table, the wait-for cycle finder, and what frame
+// names say. Native frame names are the ones libdwfl gave for real cores (Debian 3.11 and glibc
+// 2.36: a ctypes pthread_mutex_lock waiter, a take_gil waiter); the c10d/gloo names are
+// libtorch's mangled symbols for ProcessGroupGloo::allreduce and gloo's transport.
+#include <gtest/gtest.h>
+
+#include "diagnosis/classify.h"
+#include "diagnosis/syscalls.h"
+#include "diagnosis/wait_graph.h"
+
+using namespace hangpy;
+using namespace hangpy::diagnosis;
+
+namespace {
+
+native::MergedStack native_stack(std::initializer_list<const char*> symbols) {
+  native::MergedStack stack;
+  for (const char* symbol : symbols) {
+    native::NativeFrame frame;
+    frame.symbol = symbol;
+    frame.module = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    stack.frames.push_back(native::MergedFrame{frame, std::nullopt});
+  }
+  return stack;
+}
+
+cpython::PythonFrame python_frame(const char* file, const char* function) {
+  cpython::PythonFrame frame;
+  frame.file = file;
+  frame.function = function;
+  frame.qualname = function;
+  return frame;
+}
+
+}  // namespace
+
+TEST(Syscalls, NamesFromTheX8664Table) {
+  EXPECT_EQ(syscall_name(202), "futex");
+  EXPECT_EQ(syscall_name(61), "wait4");
+  EXPECT_EQ(syscall_name(230), "clock_nanosleep");
+  EXPECT_EQ(syscall_name(232), "epoll_wait");
+  EXPECT_EQ(syscall_name(7), "poll");
+  EXPECT_EQ(syscall_name(0), "read");
+  EXPECT_EQ(syscall_name(-1), "");  // not in a system call
+  EXPECT_EQ(syscall_name(100000), "");
+}
+
+TEST(Syscalls, KindsOfWaiting) {
+  EXPECT_EQ(syscall_kind(syscall_numbers::kFutex), SyscallKind::kFutex);
+  EXPECT_EQ(syscall_kind(syscall_numbers::kClockNanosleep), SyscallKind::kSleep);
+  EXPECT_EQ(syscall_kind(syscall_numbers::kSelect), SyscallKind::kMultiplex);
+  EXPECT_EQ(syscall_kind(syscall_numbers::kEpollPwait), SyscallKind::kMultiplex);
+  EXPECT_EQ(syscall_kind(syscall_numbers::kRecvfrom), SyscallKind::kSocket);
+  EXPECT_EQ(syscall_kind(syscall_numbers::kWait4), SyscallKind::kChildWait);
+  EXPECT_EQ(syscall_kind(-1), SyscallKind::kOther);
+}
+
+TEST(WaitCycles, TwoThreadsWaitingForEachOther) {
+  // 0 joins 1; 1 and 2 wait for each other's lock; 3 waits for nothing.
+  auto cycles = find_wait_cycles({1, 2, 1, std::nullopt});
+  ASSERT_EQ(cycles.size(), 1u);
+  EXPECT_EQ(cycles[0], (std::vector<size_t>{1, 2}));
+}
+
+TEST(WaitCycles, EachCycleOnceFromItsSmallestThread) {
+  auto cycles = find_wait_cycles({3, 0, 4, 1, 2, 5});
+  ASSERT_EQ(cycles.size(), 3u);
+  EXPECT_EQ(cycles[0], (std::vector<size_t>{0, 3, 1}));
+  EXPECT_EQ(cycles[1], (std::vector<size_t>{2, 4}));
+  EXPECT_EQ(cycles[2], (std::vector<size_t>{5}));  // waits for itself (a non-reentrant relock)
+}
+
+TEST(WaitCycles, NoCycleAndOwnersOutOfRange) {
+  EXPECT_TRUE(find_wait_cycles({1, 2, std::nullopt}).empty());
+  EXPECT_TRUE(find_wait_cycles({7, 0}).empty());
+  EXPECT_TRUE(find_wait_cycles({}).empty());
+}
+
+TEST(NativeNames, ClonesAndGlibcAliases) {
+  EXPECT_TRUE(is_symbol_or_clone("take_gil", "take_gil"));
+  EXPECT_TRUE(is_symbol_or_clone("take_gil.lto_priv.0", "take_gil"));
+  EXPECT_FALSE(is_symbol_or_clone("take_gil_slowly", "take_gil"));
+  EXPECT_TRUE(is_symbol_or_clone("__GI___lll_lock_wait", "__lll_lock_wait"));
+  EXPECT_TRUE(is_symbol_or_clone("__pthread_mutex_lock@GLIBC_2.2.5", "__pthread_mutex_lock"));
+}
+
+TEST(NativeHints, PthreadMutexWaiterThroughCtypes) {
+  NativeHint hint = read_native_hint(
+      native_stack({"__GI___lll_lock_wait", "__pthread_mutex_lock@GLIBC_2.2.5", "", "", "ffi_call",
+                    "_ctypes_callproc.cold", "PyCFuncPtr_call.cold", "_PyObject_MakeTpCall",
+                    "_PyEval_EvalFrameDefault"}),
+      "_PyEval_EvalFrameDefault");
+  EXPECT_TRUE(hint.pthread_mutex);
+  EXPECT_FALSE(hint.takes_gil);
+  EXPECT_EQ(hint.innermost_symbol, "__GI___lll_lock_wait");
+  EXPECT_FALSE(hint.innermost_is_python);
+}
+
+TEST(NativeHints, GilWaiterAndRunningPython) {
+  NativeHint waiter = read_native_hint(
+      native_stack({"__futex_abstimed_wait_common", "__pthread_cond_timedwait64",
+                    "take_gil.lto_priv.0", "PyEval_RestoreThread", "_PyEval_EvalFrameDefault"}),
+      "_PyEval_EvalFrameDefault");
+  EXPECT_TRUE(waiter.takes_gil);
+  NativeHint running = read_native_hint(native_stack({"_PyEval_EvalFrameDefault.lto_priv.0"}),
+                                        "_PyEval_EvalFrameDefault");
+  EXPECT_TRUE(running.innermost_is_python);
+}
+
+TEST(NativeHints, CollectiveNamedByTheOutermostC10dFrame) {
+  NativeHint hint = read_native_hint(
+      native_stack({"__futex_abstimed_wait_common",
+                    "_ZN4gloo9transport3tcp4Pair4recvEv",
+                    "_ZN4gloo13AllreduceRingIfE3runEv",
+                    "_ZN4c10d16ProcessGroupGloo9allreduceERSt6vectorIN2at6TensorESaIS3_EERKNS_16AllreduceOptionsE",
+                    "_PyEval_EvalFrameDefault"}),
+      "_PyEval_EvalFrameDefault");
+  ASSERT_TRUE(hint.collective.has_value());
+  EXPECT_EQ(*hint.collective, "allreduce (gloo)");
+}
+
+TEST(NativeHints, GarbageCollection) {
+  EXPECT_TRUE(read_native_hint(native_stack({"visit_decref", "gc_collect_main.lto_priv.0"}),
+                               "_PyEval_EvalFrameDefault").collecting);
+}
+
+TEST(StdlibWaits, OutermostOfTheStandardLibraryRun) {
+  // queue.Queue.get waiting in Condition.wait: the queue names the wait.
+  std::vector<cpython::PythonFrame> frames = {
+      python_frame("/usr/lib/python3.11/threading.py", "wait"),
+      python_frame("/usr/lib/python3.11/queue.py", "get"),
+      python_frame("/srv/worker.py", "consume")};
+  auto wait = find_stdlib_wait(frames);
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(wait->kind, WaitKind::kQueue);
+  EXPECT_EQ(wait->frame, 1u);
+}
+
+TEST(StdlibWaits, JoinAndNothing) {
+  auto join = find_stdlib_wait({python_frame("/usr/lib/python3.11/threading.py", "_wait_for_tstate_lock"),
+                                python_frame("/usr/lib/python3.11/threading.py", "join"),
+                                python_frame("/srv/main.py", "main")});
+  ASSERT_TRUE(join.has_value());
+  EXPECT_EQ(join->kind, WaitKind::kJoin);
+  // A user's function on top: the standard library does not say what it waits for.
+  EXPECT_FALSE(find_stdlib_wait({python_frame("/srv/job.py", "take_a_then_b"),
+                                 python_frame("/usr/lib/python3.11/threading.py", "run")}));
+}
+
+TEST(StdlibWaits, TorchCollectiveByItsPythonCall) {
+  // A gloo rank blocked in c10d::Work::wait under dist.all_reduce (Debian's python3-torch 1.13).
+  auto wait = find_stdlib_wait(
+      {python_frame("/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", "all_reduce"),
+       python_frame("/srv/train.py", "train")});
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_EQ(wait->kind, WaitKind::kCollective);
+  EXPECT_EQ(wait->what, "torch.distributed.all_reduce");
+}
