@@ -174,3 +174,89 @@ def compare_text(truth, text):
                 break
             position += 1
     return problems
+
+
+def source_lines(path):
+    """A file's lines as coreanalyze reads them (split at \\n, a trailing \\r dropped), or None."""
+    try:
+        with open(path, "rb") as source:
+            data = source.read()
+    except (IOError, OSError):
+        return None
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def compare_context(report, read_lines, count):
+    """--json --context COUNT: each frame's "context" is its file's lines COUNT before and after
+    its line, the frame's own marked current; null exactly where the source cannot be read.
+    `read_lines(file)` gives the file's lines as the analysing machine sees them, or None."""
+    problems = []
+    checked = 0
+    for thread in report.get("threads") or []:
+        for index, frame in enumerate(thread.get("frames") or []):
+            lines = read_lines(frame.get("file"))
+            line = frame.get("line")
+            got = frame.get("context")
+            if lines is None or line is None or not 1 <= line <= len(lines):
+                if got is not None:
+                    problems.append("thread %s frame %d: context %r for an unreadable line"
+                                    % (thread.get("thread_id"), index, got))
+                continue
+            first, last = max(1, line - count), min(len(lines), line + count)
+            want = [{"line": n, "text": lines[n - 1], "current": n == line}
+                    for n in range(first, last + 1)]
+            if got != want:
+                problems.append("thread %s frame %d: context %r, want %r"
+                                % (thread.get("thread_id"), index, got, want))
+            checked += 1
+    if not checked:
+        problems.append("--context: no frame had a readable source line")
+    return problems
+
+
+def _characters(text, byte_count):
+    """Characters in the first `byte_count` UTF-8 bytes of `text`."""
+    return len(text.encode("utf-8")[:byte_count].decode("utf-8", "replace"))
+
+
+def compare_carets(truth, text, read_lines):
+    """The caret line under each source line marks exactly the ground truth's columns (3.11+):
+    from column to end column, or to the end of the line when the expression goes on to later
+    lines; none when the expression is the whole line, as Python's tracebacks draw them."""
+    problems = []
+    lines = text.splitlines()
+    for ident, thread in sorted(truth["threads"].items()):
+        positions = thread.get("positions")
+        if positions is None:
+            continue
+        position_in_text = 0
+        for (file_name, line, function), (_, end_line, column, end_column) in zip(
+                thread["frames"], positions):
+            wanted = 'File "%s", line %d, in ' % (file_name, line)
+            while position_in_text < len(lines) and wanted not in lines[position_in_text]:
+                position_in_text += 1
+            if position_in_text + 1 >= len(lines):
+                break  # compare_text reports missing frames
+            source = read_lines(file_name)
+            if source is None or column is None or end_column is None or line > len(source):
+                continue
+            raw = source[line - 1].rstrip()
+            indent = len(raw) - len(raw.lstrip())
+            end_byte = end_column if end_line == line else len(raw.encode("utf-8"))
+            start, end = _characters(raw, column), min(_characters(raw, end_byte), len(raw))
+            after = lines[position_in_text + 2] if position_in_text + 2 < len(lines) else ""
+            has_carets = after.strip() != "" and set(after.strip()) == set("^")
+            whole_line = start <= indent and end >= len(raw)
+            if whole_line or start >= end:
+                if has_carets:
+                    problems.append("thread %s %s line %d: carets %r under a whole line"
+                                    % (ident, function, line, after))
+                continue
+            want = "    " + " " * (start - indent) + "^" * (end - start)
+            if after != want:
+                problems.append("thread %s %s line %d: caret line %r, want %r (columns %s-%s)"
+                                % (ident, function, line, after, want, column, end_column))
+    return problems

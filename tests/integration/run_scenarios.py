@@ -60,6 +60,28 @@ def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
                           timeout=COREANALYZE_TIMEOUT)
 
 
+CONTEXT_LINES = 2
+
+
+def check_source_views(coreanalyze, core, interpreter, truth):
+    """Carets under the source lines (3.11+) and --context, against the source files as this
+    machine reads them (inside the interpreter's root for a chroot)."""
+    def read_lines(file_name):
+        if not file_name or file_name.startswith("<"):
+            return None
+        return compare.source_lines(interpreter.host_path(file_name) if interpreter.root
+                                    else file_name)
+    text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"])
+    problems = compare.compare_carets(truth, text.stdout.decode("utf-8", "replace"), read_lines)
+    result = run_coreanalyze(coreanalyze, core, interpreter,
+                             ["--json", "--context", str(CONTEXT_LINES)])
+    try:
+        report = json.loads(result.stdout.decode("utf-8"))
+    except ValueError as error:
+        return problems + ["coreanalyze --json --context printed no JSON (%s)" % error]
+    return problems + compare.compare_context(report, read_lines, CONTEXT_LINES)
+
+
 def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info=None):
     """Problems found comparing coreanalyze's JSON and text output with the ground truth;
     `extra_args` go to both runs; `signal_info`: what process.signal_info must hold."""
@@ -164,6 +186,8 @@ def run_case(coreanalyze, interpreter, scenario, kind):
         core, _, truth = capture(interpreter, scenario, kind, workdir)
         problems = check_core(coreanalyze, core, interpreter, truth,
                               signal_info=expected_signal(kind))
+        if not problems:
+            problems = check_source_views(coreanalyze, core, interpreter, truth)
         if problems and os.environ.get("HANGPY_KEEP_CORES") == "1":
             problems.append("kept core and ground truth in %s"
                             % keep_for_debugging(workdir, scenario))

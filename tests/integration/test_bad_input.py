@@ -229,6 +229,9 @@ def cases_without_core(coreanalyze, workdir):
         ("--lib-path that does not exist", [coreanalyze, empty, "--lib-path", "/tmp:/no/such/dir"],
          (2,), True),
         ("--exe that does not exist", [coreanalyze, empty, "--exe", "/no/such/python"], (2,), True),
+        ("--context that is not a count", [coreanalyze, empty, "--context", "two"], (2,), True),
+        ("--context beyond 100 lines", [coreanalyze, empty, "--context", "99999999999"], (2,),
+         True),
     ]
 
 

@@ -50,7 +50,7 @@ def main():
     code = BlockAtShutdown.__del__.__code__
     thread = threading.current_thread()
     entry = {
-        "native_id": getattr(thread, "native_id", None),
+        "native_id": groundtruth.current_native_id(),  # the main thread runs __del__ too
         "name": thread.name,
         "frames": [[code.co_filename, blocking_line(), code.co_name]],
         "first_lines": [code.co_firstlineno],

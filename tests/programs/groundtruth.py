@@ -72,6 +72,11 @@ def _text(value):
     return value
 
 
+def current_native_id():
+    """The calling thread's kernel thread id: Thread.native_id from 3.8, gettid(2) before."""
+    return getattr(threading.current_thread(), "native_id", None) or _gettid()
+
+
 def announce_blocking():
     """Call in each scenario thread right before the call that blocks forever."""
     if not hasattr(threading.Thread, "native_id"):
