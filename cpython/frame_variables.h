@@ -14,7 +14,8 @@
 
 namespace hangpy::cpython {
 
-inline constexpr size_t kMaxReprLength = 256;
+// libpython.py's MAX_OUTPUT_LEN: a longer repr is cut and ends "...(truncated)".
+inline constexpr size_t kMaxReprLength = 1024;
 
 struct Variable {
   std::string name;

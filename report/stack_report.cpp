@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cpython/eval_groups.h"
+
 namespace hangpy::report {
 namespace {
 
@@ -63,6 +65,35 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
     for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
       text += format_frame(*it, sources, c, style.qualified_names);
   }
+  return text;
+}
+
+std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
+                             const TextStyle& style,
+                             const std::vector<std::vector<std::string>>& calls) {
+  if (calls.empty() || thread.frames.empty()) return format_traceback(thread, sources, style);
+  Colors c = colors_for(style);
+  std::vector<std::string> chunks;  // innermost first: call lines, then each frame
+  auto groups = cpython::eval_loop_groups(thread);
+  for (size_t k = 0; k < groups.size(); ++k) {
+    if (k < calls.size())
+      for (const std::string& line : calls[k]) chunks.push_back(fmt::format("  {}\n", line));
+    for (size_t i = groups[k].begin; i < groups[k].end; ++i)
+      chunks.push_back(format_frame(thread.frames[i], sources, c, style.qualified_names));
+  }
+  std::string error_line;
+  if (thread.error) {
+    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, thread.error->describe(),
+                             c.reset);
+  }
+  std::string text;
+  if (style.most_recent_first) {
+    text = "Traceback (most recent call first):\n";
+    for (const std::string& chunk : chunks) text += chunk;
+    return text + error_line;
+  }
+  text = "Traceback (most recent call last):\n" + error_line;
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) text += *it;
   return text;
 }
 

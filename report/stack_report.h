@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cpython/stacks.h"
 #include "report/source_reader.h"
@@ -18,6 +19,13 @@ struct TextStyle {
 // "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.
 std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
                              const TextStyle& style);
+
+// The same with lines naming what each eval-loop call (cpython::eval_loop_groups, innermost first)
+// is calling in C, libpython's "<built-in method ...>", "Waiting for the GIL": `calls[k]` are
+// printed just inside group k's innermost frame, innermost first.
+std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
+                             const TextStyle& style,
+                             const std::vector<std::vector<std::string>>& calls);
 
 // The thread's header line: thread id, LWP, name, GIL.
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style);

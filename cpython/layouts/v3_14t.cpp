@@ -131,6 +131,14 @@ extern const Layout kPython314t = [] {
   layout.instances.type_flags = 184;
   layout.instances.type_dictoffset = 304;
   layout.instances.heap_type_cached_keys = 896;
+  // Built-in callables and exceptions: object fields, moved by the bigger header.
+  for (int32_t* field : {&layout.callables.cfunction_method_def, &layout.callables.cfunction_self,
+                         &layout.callables.method_wrapper_descriptor,
+                         &layout.callables.method_wrapper_self,
+                         &layout.callables.wrapper_descriptor_base,
+                         &layout.callables.wrapper_descriptor_wrapped,
+                         &layout.callables.exception_args})
+    *field += 16;
   return layout;
 }();
 

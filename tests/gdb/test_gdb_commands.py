@@ -64,11 +64,13 @@ def truth_function_names(thread):
 
 
 def check_navigation(checks, result, thread):
-    """py-down at the innermost frame, py-up to the outermost and past it, py-down back."""
+    """py-down below every Python frame (gdb stopped in C), the first py-up selecting the
+    innermost Python frame (#0, as libpython's does), py-up to the outermost and past it, py-down
+    back."""
     frames = list(reversed(thread["frames"]))
     checks.expect(result.output("down-at-start") == ["Unable to find a newer python frame"],
                   "py-down at the innermost frame: %s" % result.output("down-at-start"))
-    for index in range(1, len(frames)):
+    for index in range(0, len(frames)):
         lines = result.output("up-%d" % index)
         match = SUMMARY.match(lines[0]) if lines else None
         want = (index, frames[index][0], frames[index][1], frames[index][2])
@@ -93,7 +95,7 @@ def check_navigation(checks, result, thread):
 
 def navigation_commands(thread):
     commands = [("down-at-start", "py-down")]
-    for index in range(1, len(thread["frames"])):
+    for index in range(0, len(thread["frames"])):
         commands += [("up-%d" % index, "py-up"), ("list-%d" % index, "py-list"),
                      ("locals-%d" % index, "py-locals")]
     return commands + [("up-past-end", "py-up"), ("down-from-end", "py-down")]

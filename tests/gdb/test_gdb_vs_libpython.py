@@ -18,6 +18,7 @@ What is compared, and what is normalised (each difference is a decision, see doc
 Exit status: 0 passed, 1 failed, 77 gdb, the interpreter, libpython.py or the module is missing.
 """
 import argparse
+import difflib
 import os
 import re
 import shutil
@@ -38,6 +39,7 @@ SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unic
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
 ADDRESS = re.compile(r"0x[0-9a-f]+")
+MATCHED = [0, 0]  # over all cases: libpython's lines hangpy matched, libpython's lines
 
 
 def libpython_script(executable):
@@ -131,6 +133,19 @@ def compare_thread(number, names, mine, theirs):
     return problems
 
 
+def matching_lines(mine, theirs, commands):
+    """(lines of libpython's output that hangpy printed identically, addresses aside; all of
+    libpython's lines), over the full output of every compared command: the parity measure."""
+    matched = total = 0
+    for name in commands:
+        want = [ADDRESS.sub("0x?", line) for line in theirs.output(name)]
+        got = [ADDRESS.sub("0x?", line) for line in mine.output(name)]
+        total += len(want)
+        matched += sum(block.size for block in
+                       difflib.SequenceMatcher(None, want, got, autojunk=False).get_matching_blocks())
+    return matched, total
+
+
 def run_case(interpreter, init, program):
     workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
     hangpy = gdb_session.GdbOptions(hangpy_init=init, hide_debug_info=True)
@@ -163,6 +178,12 @@ def run_case(interpreter, init, program):
                 problems.append("%s's gdb numbered the threads differently" % label)
         for lwp in lwps:
             problems += compare_thread(numbers[lwp], names[numbers[lwp]], mine, theirs)
+        compared = [name for name, _ in mine.sections
+                    if re.match(r"t\d+-(py-|print-)", name)]
+        counts = matching_lines(mine, theirs, compared)
+        print("%s: %d of %d lines of libpython's output matched" % (program, counts[0], counts[1]))
+        MATCHED[0] += counts[0]
+        MATCHED[1] += counts[1]
         if "Traceback (most recent call first):" not in theirs.text:
             problems.append("libpython.py printed no traceback (is python3.11-dbg installed?)")
         return ("FAIL" if problems else "PASS"), problems
@@ -191,6 +212,7 @@ def main():
     for program in SCENARIOS:
         status, details = run_case(interpreter, args.hangpy_init, program)
         results.report(status, program, details)
+    print("all cases: %d of %d lines of libpython's output matched" % tuple(MATCHED))
     return results.finish()
 
 
