@@ -46,6 +46,7 @@ po::options_description visible_options() {
       ("json", "print JSON (schema: docs/json-schema.md)")
       ("native", "unwind each Python thread's native stack and show it with its Python frames")
       ("native-all", "--native, and the native stacks of the threads that run no Python")
+      ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
        "binaries needed")
@@ -149,6 +150,7 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
   if (vm.count("snapshot")) line.snapshot_path = vm["snapshot"].as<std::string>();
   line.json = vm.count("json") > 0;
   line.native_all = vm.count("native-all") > 0;
+  line.locals = vm.count("locals") > 0;
   line.native = line.native_all || vm.count("native") > 0;
   line.color = color_wanted(vm);
   return std::nullopt;

@@ -17,6 +17,7 @@ struct CommandLine {
   bool native = false;      // --native (also set by --native-all)
   bool native_all = false;  // --native-all: threads that run no Python too
   bool color = false;
+  bool locals = false;      // --locals: each Python frame's arguments and local variables
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

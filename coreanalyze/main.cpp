@@ -14,6 +14,7 @@
 #include "coreanalyze/stdin_core.h"
 #include "cpython/analyzer.h"
 #include "report/json_report.h"
+#include "report/locals_report.h"
 #include "report/native_report.h"
 #include "report/stack_report.h"
 
@@ -38,15 +39,17 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
 }
 
 void print_json(const report::AnalysedInput& input, const cpython::ProcessStacks& stacks,
-                const report::MergedStacks* merged) {
+                const report::MergedStacks* merged, const report::LocalsByFrame* locals) {
   nlohmann::json document = report::process_document(input, stacks);
   if (merged) report::add_native_stacks(document, stacks, *merged);
+  if (locals) report::add_locals(document, stacks, *locals);
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
   fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged) {
+                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
+                const report::LocalsByFrame* locals) {
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
@@ -55,6 +58,11 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   report::FileSourceReader sources(line.core.sysroot);
   report::TextStyle style;
   style.color = line.color;
+  if (locals) {
+    style.after_frame = [locals](const cpython::PythonFrame& frame) {
+      return report::format_frame_locals(*locals, frame);
+    };
+  }
   if (merged) {
     fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all));
   } else {
@@ -132,6 +140,9 @@ int main(int argc, char** argv) {
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
   auto stacks = cpython::analyze(analyzed, options);
   if (!stacks) return report_failure(**target, stacks.error());
+  // Before the snapshot is written, so that it holds the pages the locals were read from.
+  std::optional<report::LocalsByFrame> locals;
+  if (line.locals) locals = report::read_all_locals(analyzed.memory(), *stacks);
 
   // The snapshot comes first (the text output reads source files, which are no part of it), but
   // a snapshot that cannot be written costs the user no stacks: they are printed all the same.
@@ -143,11 +154,12 @@ int main(int argc, char** argv) {
   std::optional<report::MergedStacks> merged;
   if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all);
   const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
+  const report::LocalsByFrame* locals_or_null = locals ? &*locals : nullptr;
   const report::AnalysedInput input = analysed_input(given_core, **target);
   if (line.json) {
-    print_json(input, *stacks, merged_or_null);
+    print_json(input, *stacks, merged_or_null, locals_or_null);
   } else {
-    print_text(line, input, *stacks, merged_or_null);
+    print_text(line, input, *stacks, merged_or_null, locals_or_null);
   }
   if (snapshot_error) {
     fmt::print(stderr, "coreanalyze: snapshot not written: {}\n", snapshot_error->describe());

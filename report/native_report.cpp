@@ -68,6 +68,7 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
     const std::string body = frame.python ? python_line(*frame.python, sources, style)
                                           : native_line(*frame.native);
     text += fmt::format("  #{:<3} {}\n", i, body);
+    if (frame.python && style.after_frame) text += style.after_frame(*frame.python);
   }
   if (stack.end_reason) text += fmt::format("  <native frames end here: {}>\n", *stack.end_reason);
   return text;

@@ -33,6 +33,10 @@ std::string format_frame(const cpython::PythonFrame& frame, SourceReader* source
   return text;
 }
 
+std::string after_frame(const cpython::PythonFrame& frame, const TextStyle& style) {
+  return style.after_frame ? style.after_frame(frame) : std::string();
+}
+
 }  // namespace
 
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style) {
@@ -57,13 +61,14 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   }
   if (style.most_recent_first) {
     text += "Traceback (most recent call first):\n";
-    for (const auto& frame : thread.frames) text += format_frame(frame, sources, c, style.qualified_names);
+    for (const auto& frame : thread.frames)
+      text += format_frame(frame, sources, c, style.qualified_names) + after_frame(frame, style);
     text += error_line;
   } else {
     text += "Traceback (most recent call last):\n";
     text += error_line;  // the outermost frames are the ones that could not be read
     for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
-      text += format_frame(*it, sources, c, style.qualified_names);
+      text += format_frame(*it, sources, c, style.qualified_names) + after_frame(*it, style);
   }
   return text;
 }
@@ -79,7 +84,8 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
     if (k < calls.size())
       for (const std::string& line : calls[k]) chunks.push_back(fmt::format("  {}\n", line));
     for (size_t i = groups[k].begin; i < groups[k].end; ++i)
-      chunks.push_back(format_frame(thread.frames[i], sources, c, style.qualified_names));
+      chunks.push_back(format_frame(thread.frames[i], sources, c, style.qualified_names) +
+                       after_frame(thread.frames[i], style));
   }
   std::string error_line;
   if (thread.error) {

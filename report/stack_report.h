@@ -2,6 +2,7 @@
 // the same text for the same process. Pure string building; the caller decides where it goes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ struct TextStyle {
   bool color = false;
   bool most_recent_first = false;  // libpython's py-bt order; tracebacks put it last
   bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
+  // Text printed under each frame's lines (coreanalyze --locals); none when empty.
+  std::function<std::string(const cpython::PythonFrame&)> after_frame;
 };
 
 // "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.

@@ -11,7 +11,8 @@ their blocking call, takes sys._current_frames() and writes, atomically,
                            "frames": [[file, line, function], ...],      # outermost first
                            "first_lines": [co_firstlineno, ...],         # same order
                            "qualnames": [co_qualname, ...]}},            # 3.11+ only
-   "os_threads": [every kernel thread id of the process, the reporter's included]}
+   "os_threads": [every kernel thread id of the process, the reporter's included],
+   "locals": {"<function>": {"<name>": "<expected repr>"}}}  # only if expect_locals() was called
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -34,6 +35,12 @@ ANNOUNCE_TIMEOUT_SECONDS = 20.0
 _announced = set()
 _announced_cond = threading.Condition()
 _os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter cannot say (< 3.8)
+_expected_locals = {}  # function name -> {local name: the repr hangpy must print}
+
+
+def expect_locals(function, reprs):
+    """Record the reprs of `function`'s locals that a reader of the core must show."""
+    _expected_locals[function] = dict(reprs)
 
 
 def _ident():
@@ -120,7 +127,7 @@ def _snapshot():
         if qualnames is not None:
             entry["qualnames"] = qualnames
         threads[str(ident)] = entry
-    return {
+    document = {
         "pid": os.getpid(),
         "version": "%d.%d.%d" % tuple(sys.version_info[:3]),
         # The reporter runs this: before 3.8 it asks the kernel itself.
@@ -128,6 +135,9 @@ def _snapshot():
         "threads": threads,
         "os_threads": sorted(int(task) for task in os.listdir("/proc/self/task")),
     }
+    if _expected_locals:
+        document["locals"] = _expected_locals
+    return document
 
 
 def _write_atomically(path, document):
