@@ -278,9 +278,10 @@ std::string ObjectRepr::repr_int(uint64_t object) const {
   if (objects_.layout().variables.machine_int_value != kAbsent) {
     // Python 2's int is a C long; its long is digits like 3's.
     auto type = objects_.type_name(object);
-    if (type && *type != "long") {
-      auto value = objects_.read_uint64(object);
-      return value ? std::to_string(static_cast<int64_t>(*value)) : unreadable(object);
+    if (type && *type != "long") {  // int, bool and their subclasses: PyIntObject
+      auto value = read_value<int64_t>(
+          objects_.memory(), object + static_cast<uint64_t>(objects_.layout().variables.machine_int_value));
+      return value ? std::to_string(*value) : unreadable(object);
     }
   }
   // Four 30-bit digits fit in 128 bits; longer numbers are rare in a stack and shown by size.

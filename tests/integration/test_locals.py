@@ -81,9 +81,15 @@ def main():
             args.interpreter or interpreters.names("integration"), results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-locals-")
         try:
-            with cores.ScenarioProcess(interpreter, PROGRAM, workdir) as process:
+            # gcore of a chrooted process loses the other threads' stacks (run_scenarios.py):
+            # there the kernel's core, where it can be had.
+            kind = "gcore"
+            if interpreter.root and not cores.kernel_core_unavailable_reason():
+                kind = "kernel"
+            with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
+                                       raise_core_limit=(kind == "kernel")) as process:
                 truth = process.wait_for_ground_truth()
-                core = process.take_core("gcore")
+                core = process.take_core(kind)
             results.check(name, check_core(args.coreanalyze, core, interpreter, truth))
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
             results.check(name, ["%s: %s" % (type(error).__name__, error)])

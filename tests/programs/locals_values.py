@@ -57,7 +57,9 @@ def hold_values(lock):
         "pair": repr(pair),
         "items": "[1, 2, 3]",
         "table": repr(table),
-        "point": "<Point(x=1, y='y') at remote 0x%x>" % id(point),
+        # In the instance dict's order: insertion order from 3.6, table order in 2.7.
+        "point": "<Point(%s) at remote 0x%x>" % (
+            ", ".join("%s=%r" % item for item in vars(point).items()), id(point)),
         "function": "<function at remote 0x%x>" % id(function),
         "measure": builtin_repr(measure),
     }
