@@ -13,6 +13,7 @@
 #include "coreanalyze/snapshot_writer.h"
 #include "coreanalyze/stdin_core.h"
 #include "cpython/analyzer.h"
+#include "report/builtin_calls_report.h"
 #include "report/json_report.h"
 #include "report/locals_report.h"
 #include "report/native_report.h"
@@ -49,7 +50,7 @@ void print_json(const report::AnalysedInput& input, const cpython::ProcessStacks
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
                 const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
-                const report::LocalsByFrame* locals) {
+                const report::LocalsByFrame* locals, const report::CallNotes* call_notes) {
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
@@ -61,6 +62,11 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   if (locals) {
     style.after_frame = [locals](const cpython::PythonFrame& frame) {
       return report::format_frame_locals(*locals, frame);
+    };
+  }
+  if (call_notes) {
+    style.before_merged_frame = [call_notes](int64_t lwp, size_t index) {
+      return report::format_call_notes(*call_notes, lwp, index);
     };
   }
   if (merged) {
@@ -159,7 +165,10 @@ int main(int argc, char** argv) {
   if (line.json) {
     print_json(input, *stacks, merged_or_null, locals_or_null);
   } else {
-    print_text(line, input, *stacks, merged_or_null, locals_or_null);
+    std::optional<report::CallNotes> call_notes;
+    if (merged) call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);
+    print_text(line, input, *stacks, merged_or_null, locals_or_null,
+               call_notes ? &*call_notes : nullptr);
   }
   if (snapshot_error) {
     fmt::print(stderr, "coreanalyze: snapshot not written: {}\n", snapshot_error->describe());

@@ -17,6 +17,9 @@ struct TextStyle {
   bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
   // Text printed under each frame's lines (coreanalyze --locals); none when empty.
   std::function<std::string(const cpython::PythonFrame&)> after_frame;
+  // Text printed before frame N of an LWP's merged native stack (coreanalyze --native: the
+  // built-in a Python frame is calling); none when empty.
+  std::function<std::string(int64_t lwp, size_t frame_index)> before_merged_frame;
 };
 
 // "Traceback (most recent call last):" and one `File "...", line N, in name` pair per frame.

@@ -34,7 +34,8 @@ import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
-SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unicode_names.py")
+SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unicode_names.py",
+             "builtin_calls.py")
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
 ADDRESS = re.compile(r"0x[0-9a-f]+")

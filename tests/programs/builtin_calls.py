@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+"""Threads blocked in Python code that a built-in called: sorted() calling a key function, and
+list.__init__ (through a method-wrapper, from a list subclass) consuming a generator. libpython's
+py-bt names the C call between the Python frames ("<built-in method sorted of module object at
+remote 0x...>", "<method-wrapper '__init__' of MyList object at 0x...>"): hangpy must too."""
+import threading
+
+import groundtruth
+
+
+class MyList(list):
+    def __init__(self, iterable):
+        super(MyList, self).__init__(iterable)
+
+
+def blocking_items(lock):
+    groundtruth.announce_blocking()
+    lock.acquire()  # held: never returns
+    yield 1
+
+
+def build_list():
+    return MyList(blocking_items(groundtruth.held_lock()))
+
+
+def blocking_key(lock):
+    def key(item):
+        groundtruth.announce_blocking()
+        lock.acquire()  # held: never returns
+        return item
+    return key
+
+
+def sort_items():
+    return sorted([2, 1], key=blocking_key(groundtruth.held_lock()))
+
+
+def main():
+    groundtruth.start(groundtruth.output_path(), blockers=3)
+    builder = threading.Thread(target=build_list, name="builder")
+    sorter = threading.Thread(target=sort_items, name="sorter")
+    builder.start()
+    sorter.start()
+    groundtruth.announce_blocking()
+    builder.join()
+
+
+if __name__ == "__main__":
+    main()
