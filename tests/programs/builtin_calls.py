@@ -23,16 +23,19 @@ def build_list():
     return MyList(blocking_items(groundtruth.held_lock()))
 
 
-def blocking_key(lock):
-    def key(item):
+class Waiter(object):
+    def __init__(self, lock):
+        self.lock = lock
+
+    # A bound method rather than a closure: libpython's py-locals leaves free variables out.
+    def key(self, item):
         groundtruth.announce_blocking()
-        lock.acquire()  # held: never returns
+        self.lock.acquire()  # held: never returns
         return item
-    return key
 
 
 def sort_items():
-    return sorted([2, 1], key=blocking_key(groundtruth.held_lock()))
+    return sorted([2, 1], key=Waiter(groundtruth.held_lock()).key)
 
 
 def main():
