@@ -8,8 +8,17 @@ import threading
 import groundtruth
 
 
+def builtin_repr(function):
+    owner = getattr(function, "__self__", None)
+    if owner is None:
+        return "<built-in function %s>" % function.__name__
+    return "<built-in method %s of %s object at remote 0x%x>" % (
+        function.__name__, type(owner).__name__, id(owner))
+
+
 class MyList(list):
     def __init__(self, iterable):
+        groundtruth.expect_call("<method-wrapper '__init__' of MyList object at 0x%x>" % id(self))
         super(MyList, self).__init__(iterable)
 
 
@@ -35,6 +44,7 @@ class Waiter(object):
 
 
 def sort_items():
+    groundtruth.expect_call(builtin_repr(sorted))
     return sorted([2, 1], key=Waiter(groundtruth.held_lock()).key)
 
 

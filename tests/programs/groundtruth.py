@@ -12,7 +12,8 @@ their blocking call, takes sys._current_frames() and writes, atomically,
                            "first_lines": [co_firstlineno, ...],         # same order
                            "qualnames": [co_qualname, ...]}},            # 3.11+ only
    "os_threads": [every kernel thread id of the process, the reporter's included],
-   "locals": {"<function>": {"<name>": "<expected repr>"}}}  # only if expect_locals() was called
+   "locals": {"<function>": {"<name>": "<expected repr>"}},  # only if expect_locals() was called
+   "calls": ["<built-in method ...>", ...]}  # only if expect_call() was called
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -38,9 +39,17 @@ _os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter ca
 _expected_locals = {}  # function name -> {local name: the repr hangpy must print}
 
 
+_expected_calls = []  # the built-in calls a reader of the core must name, as libpython does
+
+
 def expect_locals(function, reprs):
     """Record the reprs of `function`'s locals that a reader of the core must show."""
     _expected_locals[function] = dict(reprs)
+
+
+def expect_call(line):
+    """Record a built-in call in progress, named as libpython.py's py-bt names it."""
+    _expected_calls.append(line)
 
 
 def _ident():
@@ -137,6 +146,8 @@ def _snapshot():
     }
     if _expected_locals:
         document["locals"] = _expected_locals
+    if _expected_calls:
+        document["calls"] = _expected_calls
     return document
 
 
