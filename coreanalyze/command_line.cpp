@@ -49,6 +49,7 @@ po::options_description visible_options() {
       ("native-all", "--native, and the native stacks of the threads that run no Python")
       ("inlined", "--native, and the functions inlined at each native frame, from DWARF where "
        "it exists (slower: reads the debug info of every module a frame is in)")
+      ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
        "binaries needed")
@@ -155,6 +156,7 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
   line.json = vm.count("json") > 0;
   line.native_all = vm.count("native-all") > 0;
   line.inlined = vm.count("inlined") > 0;
+  line.locals = vm.count("locals") > 0;
   line.native = line.native_all || line.inlined || vm.count("native") > 0;
   line.color = color_wanted(vm);
   if (vm.count("context")) {

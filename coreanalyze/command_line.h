@@ -19,6 +19,7 @@ struct CommandLine {
   bool inlined = false;     // --inlined: inlined functions in native stacks (also sets native)
   bool color = false;
   int context_lines = 0;  // --context N: source lines shown before and after each frame's line
+  bool locals = false;      // --locals: each Python frame's arguments and local variables
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

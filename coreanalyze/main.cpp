@@ -14,8 +14,10 @@
 #include "coreanalyze/stdin_core.h"
 #include "cpython/analyzer.h"
 #include "diagnosis/diagnosis.h"
+#include "report/builtin_calls_report.h"
 #include "report/diagnosis_report.h"
 #include "report/json_report.h"
+#include "report/locals_report.h"
 #include "report/native_report.h"
 #include "report/process_facts.h"
 #include "report/source_excerpt.h"
@@ -41,23 +43,30 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
   return input;
 }
 
+// What one run found, beside the Python stacks: each part is there only when asked for.
+struct Findings {
+  const report::MergedStacks* merged = nullptr;      // --native
+  const report::LocalsByFrame* locals = nullptr;     // --locals
+  const report::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
+  const diagnosis::ProcessDiagnosis* diagnosis = nullptr;
+};
+
 void print_json(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
-                const diagnosis::ProcessDiagnosis& diagnosis) {
+                const cpython::ProcessStacks& stacks, const Findings& found) {
   nlohmann::json document = report::process_document(input, stacks);
   if (line.context_lines > 0) {
     report::FileSourceReader sources(line.core.sysroot);
     report::add_source_context(document, stacks, sources, line.context_lines);
   }
-  if (merged) report::add_native_stacks(document, stacks, *merged);
-  report::add_diagnosis(document, stacks, diagnosis);
+  if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
+  if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
+  if (found.locals) report::add_locals(document, stacks, *found.locals);
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
   fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const report::MergedStacks* merged,
-                const diagnosis::ProcessDiagnosis& diagnosis) {
+                const cpython::ProcessStacks& stacks, const Findings& found) {
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
@@ -68,11 +77,21 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   report::TextStyle style;
   style.color = line.color;
   style.context_lines = line.context_lines;
-  if (merged) {
-    fmt::print("{}", report::format_process_native(stacks, *merged, &sources, style, line.native_all,
-                                                   &diagnosis));
+  if (const report::LocalsByFrame* locals = found.locals) {
+    style.after_frame = [locals](const cpython::PythonFrame& frame) {
+      return report::format_frame_locals(*locals, frame);
+    };
+  }
+  if (const report::CallNotes* call_notes = found.call_notes) {
+    style.before_merged_frame = [call_notes](int64_t lwp, size_t index) {
+      return report::format_call_notes(*call_notes, lwp, index);
+    };
+  }
+  if (found.merged) {
+    fmt::print("{}", report::format_process_native(stacks, *found.merged, &sources, style,
+                                                   line.native_all, found.diagnosis));
   } else {
-    fmt::print("{}", report::format_process(stacks, &sources, style, &diagnosis));
+    fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
   }
 }
 
@@ -146,6 +165,9 @@ int main(int argc, char** argv) {
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
   auto stacks = cpython::analyze(analyzed, options);
   if (!stacks) return report_failure(**target, stacks.error());
+  // Before the snapshot is written, so that it holds the pages the locals were read from.
+  std::optional<report::LocalsByFrame> locals;
+  if (line.locals) locals = report::read_all_locals(analyzed.memory(), *stacks);
 
   std::optional<report::MergedStacks> merged;
   if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
@@ -168,10 +190,18 @@ int main(int argc, char** argv) {
     if (auto written = write_requested_snapshot(line, **target, recording, *stacks); !written)
       snapshot_error = written.error();
   }
+  Findings found;
+  found.merged = merged_or_null;
+  found.locals = locals ? &*locals : nullptr;
+  found.diagnosis = &diagnosis;
+  std::optional<report::CallNotes> call_notes;
+  if (merged && !line.json)
+    call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);
+  found.call_notes = call_notes ? &*call_notes : nullptr;
   if (line.json) {
-    print_json(line, input, *stacks, merged_or_null, diagnosis);
+    print_json(line, input, *stacks, found);
   } else {
-    print_text(line, input, *stacks, merged_or_null, diagnosis);
+    print_text(line, input, *stacks, found);
   }
   if (snapshot_error) {
     fmt::print(stderr, "coreanalyze: snapshot not written: {}\n", snapshot_error->describe());

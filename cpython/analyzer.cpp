@@ -180,6 +180,22 @@ void prefer_debug_offsets(const Target& target, const Layout* compiled, const La
   result.layout_source = fmt::format("_Py_DebugOffsets ({} schema)", offsets->schema_tag);
 }
 
+// Python 2 builds store `unicode` in 2 or 4 bytes a unit, as configured; the exported names say
+// which (unicodeobject.h renames the API to PyUnicodeUCS2_* or PyUnicodeUCS4_*).
+void set_python2_unicode_width(const Target& target, ProcessStacks& result) {
+  const Layout& layout = *result.layout;
+  if (layout.string.python2_unicode_buffer == kAbsent ||
+      layout.string.python2_unicode_width != kAbsent)
+    return;
+  int32_t width = kAbsent;
+  if (target.find_symbol("PyUnicodeUCS4_FromString")) width = 4;
+  else if (target.find_symbol("PyUnicodeUCS2_FromString")) width = 2;
+  if (width == kAbsent) return;
+  auto copy = std::make_shared<Layout>(layout);
+  copy->string.python2_unicode_width = width;
+  result.layout = std::move(copy);
+}
+
 // Each interpreter has its own threading module: names come from the thread's own interpreter
 // (one OS thread can have a thread state in several).
 void name_threads(const AddressSpace& memory, const Layout& layout,
@@ -240,6 +256,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
                       fmt::format("no layout table for Python {} (found by {}); known: {}",
                                   version.text(), result.version_source, layout_names()));
   }
+  set_python2_unicode_width(target, result);
   const Layout& layout = *result.layout;
 
   const bool same_runtime = locating && locating->runtime.symbol == layout.runtime.symbol &&

@@ -8,6 +8,28 @@ namespace {
 
 constexpr size_t kMaxLocals = 4096;
 
+// The target's memory with a budget: once `budget` bytes were read, every read fails.
+class BudgetedMemory final : public AddressSpace {
+ public:
+  BudgetedMemory(const AddressSpace& memory, size_t budget) : memory_(memory), left_(budget) {}
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    if (out.size() > left_)
+      return make_error(ErrorKind::kUnsupported, "the read budget of this value is spent", address);
+    left_ -= out.size();
+    return memory_.read(address, out);
+  }
+
+ private:
+  const AddressSpace& memory_;
+  mutable size_t left_;
+};
+
+std::string bounded_repr(const AddressSpace& memory, const Layout& layout, uint64_t object) {
+  BudgetedMemory budget(memory, kMaxBytesReadPerValue);
+  ObjectReader objects(budget, layout);
+  return ObjectRepr(objects).repr(object, kMaxReprLength);
+}
+
 // The names of a frame's fast slots, in slot order (see VariablesLayout).
 Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint64_t code) {
   const VariablesLayout& v = objects.layout().variables;
@@ -38,7 +60,6 @@ Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame)
   ObjectReader objects(memory_, layout_);
   auto names = slot_names(objects, frame.code_address);
   if (!names) return std::unexpected(names.error());
-  ObjectRepr printer(objects);
   std::vector<Variable> variables;
   uint64_t slots = frame.address + static_cast<uint64_t>(layout_.frame.localsplus);
   for (size_t i = 0; i < names->size(); ++i) {
@@ -53,7 +74,7 @@ Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame)
       }
     }
     if (object == 0) continue;  // unbound
-    variables.push_back({(*names)[i], printer.repr(object, kMaxReprLength), object});
+    variables.push_back({(*names)[i], bounded_repr(memory_, layout_, object), object});
   }
   return variables;
 }
@@ -67,7 +88,6 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
   }
   ObjectReader objects(memory_, layout_);
   ContainerReader containers(objects);
-  ObjectRepr printer(objects);
   const VariablesLayout& v = layout_.variables;
   for (auto [scope, offset] : {std::pair{Scope::kGlobal, v.frame_globals},
                                std::pair{Scope::kBuiltin, v.frame_builtins}}) {
@@ -85,13 +105,14 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
     auto value = containers.dict_get(mapping, name);
     if (!value) return std::unexpected(value.error());
     if (*value != 0)
-      return FoundVariable{scope, {std::string(name), printer.repr(*value, kMaxReprLength), *value}};
+      return FoundVariable{scope, {std::string(name), bounded_repr(memory_, layout_, *value), *value}};
   }
   return std::optional<FoundVariable>{};
 }
 
 std::string VariableReader::repr(uint64_t object, size_t max_length) const {
-  ObjectReader objects(memory_, layout_);
+  BudgetedMemory budget(memory_, kMaxBytesReadPerValue);
+  ObjectReader objects(budget, layout_);
   return ObjectRepr(objects).repr(object, max_length);
 }
 

@@ -14,7 +14,11 @@
 
 namespace hangpy::cpython {
 
-inline constexpr size_t kMaxReprLength = 256;
+// libpython.py's MAX_OUTPUT_LEN: a longer repr is cut and ends "...(truncated)".
+inline constexpr size_t kMaxReprLength = 1024;
+// No repr reads more of the target than this, however big or deep the object: reads past it fail
+// and the repr shows what was read by then.
+inline constexpr size_t kMaxBytesReadPerValue = 256 * 1024;
 
 struct Variable {
   std::string name;

@@ -9,13 +9,14 @@ constexpr uint64_t kInlineValuesFlag = 1 << 2;  // Py_TPFLAGS_INLINE_VALUES (3.1
 }  // namespace
 
 // Values arrays hold the attributes in the order of the class's shared (split) keys.
-Expected<uint64_t> InstanceAttributes::from_values(uint64_t type, uint64_t values,
-                                                   std::string_view name) const {
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> InstanceAttributes::values_items(
+    uint64_t type, uint64_t values, size_t cap) const {
+  std::vector<std::pair<uint64_t, uint64_t>> items;
   const Layout& layout = objects_.layout();
-  if (layout.instances.heap_type_cached_keys == kAbsent) return 0;
+  if (layout.instances.heap_type_cached_keys == kAbsent) return items;
   const AddressSpace& memory = objects_.memory();
   auto keys = read_pointer(memory, type + static_cast<uint64_t>(layout.instances.heap_type_cached_keys));
-  if (!keys || *keys == 0) return 0;
+  if (!keys || *keys == 0) return items;
   const VariablesLayout& v = layout.variables;
   auto index_bytes_log2 = read_value<uint8_t>(memory, *keys + v.keys_log2_index_bytes);
   auto count = read_value<int64_t>(memory, *keys + v.keys_entry_count);
@@ -23,17 +24,17 @@ Expected<uint64_t> InstanceAttributes::from_values(uint64_t type, uint64_t value
       *count > static_cast<int64_t>(kMaxContainerItems))
     return make_error(ErrorKind::kCorrupt, "implausible cached keys", *keys);
   uint64_t entries = *keys + v.keys_indices + (uint64_t{1} << *index_bytes_log2);
-  for (int64_t i = 0; i < *count; ++i) {
+  for (int64_t i = 0; i < *count && items.size() < cap; ++i) {
     auto key = read_pointer(memory, entries + 16 * static_cast<uint64_t>(i));  // (key, value)
     if (!key || *key == 0) continue;
-    auto text = objects_.read_string(*key);
-    if (!text || *text != name) continue;
-    return read_pointer(memory, values + v.dict_values_array + 8 * static_cast<uint64_t>(i));
+    auto value = read_pointer(memory, values + v.dict_values_array + 8 * static_cast<uint64_t>(i));
+    if (!value) return std::unexpected(value.error());
+    if (*value != 0) items.emplace_back(*key, *value);
   }
-  return 0;
+  return items;
 }
 
-Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view name) const {
+Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t instance) const {
   const Layout& layout = objects_.layout();
   const InstanceLayout& in = layout.instances;
   const AddressSpace& memory = objects_.memory();
@@ -42,54 +43,68 @@ Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view n
   auto flags = read_value<uint64_t>(memory, *type + static_cast<uint64_t>(in.type_flags));
   if (!flags) return std::unexpected(flags.error());
   auto at = [instance](int32_t offset) { return instance + static_cast<uint64_t>(int64_t{offset}); };
-  uint64_t dict = 0;
+  Storage none;
   switch (in.model) {
     case InstanceDictModel::kDictOffset: {
       auto offset = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_dictoffset));
       if (!offset) return std::unexpected(offset.error());
-      if (*offset <= 0) return 0;  // no __dict__ (or one at the end, which plain classes lack)
+      if (*offset <= 0) return none;  // no __dict__ (or one at the end, which plain classes lack)
       auto pointer = read_pointer(memory, instance + static_cast<uint64_t>(*offset));
       if (!pointer) return std::unexpected(pointer.error());
-      dict = *pointer;
-      break;
+      return Storage{*pointer, 0, 0};
     }
     case InstanceDictModel::kManagedDictValues: {
-      if (!(*flags & kManagedDictFlag)) return 0;
+      if (!(*flags & kManagedDictFlag)) return none;
       auto pointer = read_pointer(memory, at(in.managed_dict));
       if (!pointer) return std::unexpected(pointer.error());
-      if (*pointer == 0) {
-        auto values = read_pointer(memory, at(in.managed_values));
-        if (!values) return std::unexpected(values.error());
-        return *values ? from_values(*type, *values, name) : Expected<uint64_t>(0);
-      }
-      dict = *pointer;
-      break;
+      if (*pointer != 0) return Storage{*pointer, 0, 0};
+      auto values = read_pointer(memory, at(in.managed_values));
+      if (!values) return std::unexpected(values.error());
+      return Storage{0, *values, *type};
     }
     case InstanceDictModel::kTaggedDictOrValues: {
-      if (!(*flags & kManagedDictFlag)) return 0;
+      if (!(*flags & kManagedDictFlag)) return none;
       auto word = read_pointer(memory, at(in.managed_dict));
       if (!word) return std::unexpected(word.error());
       // 3.12 stores values - 1: an odd word is a values array, the word after it its start.
-      if (*word & 1) return from_values(*type, *word + 1, name);
-      dict = *word;
-      break;
+      if (*word & 1) return Storage{0, *word + 1, *type};
+      return Storage{*word, 0, 0};
     }
     case InstanceDictModel::kInlineValues: {
-      if (!(*flags & kManagedDictFlag)) return 0;
+      if (!(*flags & kManagedDictFlag)) return none;
       auto pointer = read_pointer(memory, at(in.managed_dict));
       if (!pointer) return std::unexpected(pointer.error());
-      if (*pointer == 0) {
-        if (!(*flags & kInlineValuesFlag)) return 0;
-        auto size = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_basicsize));
-        if (!size || *size <= 0) return 0;
-        return from_values(*type, instance + static_cast<uint64_t>(*size), name);
-      }
-      dict = *pointer;
-      break;
+      if (*pointer != 0) return Storage{*pointer, 0, 0};
+      if (!(*flags & kInlineValuesFlag)) return none;
+      auto size = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_basicsize));
+      if (!size || *size <= 0) return none;
+      return Storage{0, instance + static_cast<uint64_t>(*size), *type};
     }
   }
-  if (dict == 0) return 0;
-  return containers_.dict_get(dict, name);
+  return none;
+}
+
+Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view name) const {
+  auto where = storage(instance);
+  if (!where) return std::unexpected(where.error());
+  if (where->dict != 0) return containers_.dict_get(where->dict, name);
+  if (where->values == 0) return 0;
+  auto items = values_items(where->type, where->values, kMaxContainerItems);
+  if (!items) return std::unexpected(items.error());
+  for (auto [key, value] : *items) {
+    auto text = objects_.read_string(key);
+    if (text && *text == name) return value;
+  }
+  return 0;
+}
+
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> InstanceAttributes::items(uint64_t instance,
+                                                                               size_t cap) const {
+  auto where = storage(instance);
+  if (!where) return std::unexpected(where.error());
+  if (where->dict != 0) return containers_.dict_items(where->dict, cap);
+  if (where->values == 0) return std::vector<std::pair<uint64_t, uint64_t>>{};
+  return values_items(where->type, where->values, cap);
 }
 
 }  // namespace hangpy::cpython

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "cpython/container_reader.h"
 #include "cpython/object_reader.h"
@@ -16,9 +18,21 @@ class InstanceAttributes {
 
   // The attribute's object, or 0 when the instance has no such attribute in its __dict__.
   Expected<uint64_t> get(uint64_t instance, std::string_view name) const;
+  // Every (name, value) of the instance's __dict__, in its order (at most `cap`); empty when it
+  // has none. Names are str objects.
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> items(uint64_t instance, size_t cap) const;
 
  private:
-  Expected<uint64_t> from_values(uint64_t type, uint64_t values, std::string_view name) const;
+  // Where the attributes are: a dict, or a values array keyed by the type's cached keys.
+  struct Storage {
+    uint64_t dict = 0;
+    uint64_t values = 0;  // with `type`
+    uint64_t type = 0;
+  };
+  Expected<Storage> storage(uint64_t instance) const;
+  // The values array's (key, value) pairs in key order; values that are NULL are left out.
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> values_items(uint64_t type, uint64_t values,
+                                                                    size_t cap) const;
 
   const ObjectReader& objects_;
   ContainerReader containers_;

@@ -265,6 +265,34 @@ struct StringLayout {
   int32_t ascii_data = 48;         // sizeof(PyASCIIObject): compact ASCII data follows it
   int32_t compact_data = 72;       // sizeof(PyCompactUnicodeObject): other compact data follows
   int32_t bytes_data = 36;         // Python 2 str: ob_sval
+  // Python 2's `unicode` (PyUnicodeObject): a length and a pointer to Py_UNICODE units, 2 or 4
+  // bytes wide as the build was configured (--enable-unicode=ucs2/ucs4). The width is not in
+  // the headers: the analyzer sets it from the build's exported names (PyUnicodeUCS2_* or
+  // PyUnicodeUCS4_*); kAbsent while unknown.
+  int32_t python2_unicode_length = kAbsent;
+  int32_t python2_unicode_buffer = kAbsent;
+  int32_t python2_unicode_width = kAbsent;
+};
+
+// Built-in callables and exceptions, for reprs like libpython.py's ("<built-in method acquire of
+// _thread.lock object at remote 0x...>", "<method-wrapper '__init__' of X object at 0x...>",
+// "ValueError('text',)") and for naming the built-in a thread is calling (builtin_call.h).
+// Offsets inside objects; the defaults are the 16-byte object header's, free-threaded tables
+// move them with the header.
+struct CallablesLayout {
+  int32_t cfunction_method_def = 16;  // PyCFunctionObject.m_ml (PyMethodDef *)
+  int32_t cfunction_self = 24;        // PyCFunctionObject.m_self (NULL: a plain function)
+  int32_t method_def_name = 0;        // PyMethodDef.ml_name (const char *)
+  int32_t method_def_function = 8;    // PyMethodDef.ml_meth (the C function)
+  int32_t method_wrapper_descriptor = 16;  // wrapperobject.descr (PyWrapperDescrObject *)
+  int32_t method_wrapper_self = 24;        // wrapperobject.self
+  // PyWrapperDescrObject.d_base (struct wrapperbase *): after d_type, d_name and (3.3 on)
+  // d_qualname.
+  int32_t wrapper_descriptor_base = 40;
+  int32_t wrapper_descriptor_wrapped = 48;  // d_wrapped: the slot function the wrapper calls
+  int32_t wrapper_base_name = 0;             // wrapperbase.name (const char *)
+  int32_t wrapper_base_wrapper = 24;         // wrapperbase.wrapper (the C wrapper function)
+  int32_t exception_args = 24;               // PyBaseExceptionObject.args (after dict)
 };
 
 struct Layout {
@@ -292,6 +320,7 @@ struct Layout {
   InstanceLayout instances;
   LockLayout locks;
   GcLayout gc;
+  CallablesLayout callables;
 };
 
 }  // namespace hangpy::cpython

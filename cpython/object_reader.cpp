@@ -154,4 +154,36 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
   return text;
 }
 
+Expected<std::string> ObjectReader::read_python2_unicode(uint64_t object) const {
+  const StringLayout& s = layout_.string;
+  if (s.python2_unicode_width != 2 && s.python2_unicode_width != 4)
+    return make_error(ErrorKind::kUnsupported, "the width of this build's Py_UNICODE is unknown");
+  auto length = read_value<int64_t>(memory_, object + static_cast<uint64_t>(s.python2_unicode_length));
+  auto buffer = read_pointer(memory_, object + static_cast<uint64_t>(s.python2_unicode_buffer));
+  if (!length) return std::unexpected(length.error());
+  if (!buffer) return std::unexpected(buffer.error());
+  if (*length < 0) return make_error(ErrorKind::kCorrupt, "negative unicode length", object);
+  size_t count = std::min<uint64_t>(static_cast<uint64_t>(*length), kMaxStringCodePoints);
+  unsigned width = static_cast<unsigned>(s.python2_unicode_width);
+  auto raw = cpython::read_bytes(memory_, *buffer, count * width);
+  if (!raw) return std::unexpected(raw.error());
+  std::string text;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t unit = 0;
+    for (unsigned b = 0; b < width; ++b)
+      unit |= static_cast<uint32_t>((*raw)[i * width + b]) << (8 * b);
+    // A UCS-2 build keeps characters beyond the BMP as surrogate pairs.
+    if (width == 2 && unit >= 0xd800 && unit < 0xdc00 && i + 1 < count) {
+      uint32_t low = static_cast<uint32_t>((*raw)[(i + 1) * 2]) |
+                     static_cast<uint32_t>((*raw)[(i + 1) * 2 + 1]) << 8;
+      if (low >= 0xdc00 && low < 0xe000) {
+        unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+        ++i;
+      }
+    }
+    append_utf8(text, unit);
+  }
+  return text;
+}
+
 }  // namespace hangpy::cpython

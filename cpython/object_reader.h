@@ -32,6 +32,9 @@ class ObjectReader {
 
   // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints.
   Expected<std::string> read_string(uint64_t object) const;
+  // A Python 2 `unicode` as UTF-8 (UCS-2 or UCS-4 per string.python2_unicode_width), cut like
+  // read_string; kUnsupported where the width is not known.
+  Expected<std::string> read_python2_unicode(uint64_t object) const;
   // An int's sign and base-2**digit_bits digits, least significant first (at most `max_digits`;
   // kCorrupt beyond). Python 2's int type (a C long) is not digits: read_uint64 handles it.
   struct IntDigits {

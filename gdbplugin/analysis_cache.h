@@ -45,6 +45,10 @@ class Session {
   void invalidate();
   // Index of the selected Python frame of a thread, 0 = innermost.
   size_t selected_frame(int64_t lwp) const;
+  // False until py-up or py-down selected one in this thread since the stop: gdb's own frame is
+  // then below every Python frame (a breakpoint in C), and the first py-up selects the innermost
+  // Python frame rather than its caller, as libpython.py does.
+  bool has_selected_frame(int64_t lwp) const { return selected_frames_.contains(lwp); }
   void select_frame(int64_t lwp, size_t index) { selected_frames_[lwp] = index; }
 
   report::FileSourceReader& sources() { return sources_; }

@@ -5,6 +5,7 @@
 #include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_summary.h"
+#include "gdbplugin/gdb_frames.h"
 #include "gdbplugin/python_error.h"
 #include "gdbplugin/selected_frame.h"
 #include "report/stack_report.h"
@@ -23,7 +24,13 @@ void py_bt(std::string_view argument) {
   report::TextStyle style;
   style.most_recent_first = true;
   style.qualified_names = false;  // libpython.py's py-bt prints co_name: scripts grep for it
-  gdb_write(report::format_traceback(*context.thread, &session.sources(), style));
+  // What each eval-loop call is calling in C, as libpython prints it; from gdb's frames, which
+  // only the selected thread (the one `thread apply` is at) has.
+  const cpython::Layout& layout = *context.analysis->stacks->layout;
+  cpython::ObjectReader objects(context.analysis->target->memory(), layout);
+  auto calls = call_lines(selected_thread_frames(), *context.thread, objects,
+                          layout.eval_loop_function);
+  gdb_write(report::format_traceback(*context.thread, &session.sources(), style, calls));
 }
 
 void py_bt_full(std::string_view argument) {

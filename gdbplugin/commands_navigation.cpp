@@ -18,13 +18,17 @@ void move(std::string_view argument, bool older) {
   auto selected = selected_python_frame();
   if (!selected) return;
   const auto& frames = selected->context.thread->frames;
-  if (older ? selected->index + 1 >= frames.size() : selected->index == 0) {
+  Session& session = Session::instance();
+  // Nothing selected yet: gdb's frame is inside the innermost Python frame's C callees, so the
+  // innermost Python frame is the older one and there is no newer one.
+  const bool below_python = !session.has_selected_frame(selected->context.lwp);
+  if (older ? !below_python && selected->index + 1 >= frames.size()
+            : below_python || selected->index == 0) {
     gdb_write(older ? "Unable to find an older python frame\n"
                     : "Unable to find a newer python frame\n");
     return;
   }
-  size_t index = older ? selected->index + 1 : selected->index - 1;
-  Session& session = Session::instance();
+  size_t index = below_python ? 0 : older ? selected->index + 1 : selected->index - 1;
   session.select_frame(selected->context.lwp, index);
   cpython::VariableReader variables = variable_reader(*selected->context.analysis);
   gdb_write(fmt::format("#{} {}\n{}", index, frame_summary(frames[index], variables),

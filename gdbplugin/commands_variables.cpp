@@ -2,6 +2,7 @@
 // the process runs), printed in libpython.py's shapes: "name = repr" and "local 'name' = repr".
 #include <fmt/format.h>
 
+#include "cpython/eval_groups.h"
 #include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/gdb_api.h"
@@ -20,19 +21,29 @@ const char* scope_name(cpython::Scope scope) {
   return "?";
 }
 
+// Like libpython.py: the selected frame, then the older frames its eval-loop call runs (from 3.11
+// one call runs Python-to-Python calls inline, down to the frame marked is_entry).
 void py_locals(std::string_view argument) {
   refuse_arguments("py-locals", argument);
   auto selected = selected_python_frame();
   if (!selected) return;
   cpython::VariableReader variables = variable_reader(*selected->context.analysis);
-  auto locals = variables.locals(*selected->frame);
-  if (!locals) {
-    throw UserError(fmt::format("py-locals: cannot read the locals of {}: {}",
-                                selected->frame->function, locals.error().describe()));
+  const auto& frames = selected->context.thread->frames;
+  size_t end = selected->index + 1;
+  for (const cpython::FrameRange& group : cpython::eval_loop_groups(*selected->context.thread))
+    if (group.begin <= selected->index && selected->index < group.end) end = group.end;
+  std::string text;
+  for (size_t i = selected->index; i < end && i < frames.size(); ++i) {
+    auto locals = variables.locals(frames[i]);
+    if (!locals) {
+      gdb_write(text);
+      throw UserError(fmt::format("py-locals: cannot read the locals of {}: {}",
+                                  frames[i].function, locals.error().describe()));
+    }
+    text += fmt::format("Locals for {}\n", frames[i].function);
+    for (const cpython::Variable& variable : *locals)
+      text += fmt::format("{} = {}\n", variable.name, variable.repr);
   }
-  std::string text = fmt::format("Locals for {}\n", selected->frame->function);
-  for (const cpython::Variable& variable : *locals)
-    text += fmt::format("{} = {}\n", variable.name, variable.repr);
   gdb_write(text);
 }
 
@@ -60,7 +71,9 @@ const CommandList kCommands{
     {"py-locals", "COMMAND_DATA",
      "Print the local variables of the selected Python frame.\n"
      "Usage: py-locals\n"
-     "One `name = repr` line per bound local (arguments first), values read from memory.",
+     "`Locals for NAME`, then one `name = repr` line per bound local (arguments first), values\n"
+     "read from memory; then the same for the older frames the same eval-loop call runs (on\n"
+     "3.11 and later one call runs Python-to-Python calls inline), as libpython.py does.",
      py_locals},
     {"py-print", "COMMAND_DATA",
      "Print a Python variable of the selected Python frame.\n"

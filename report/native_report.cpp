@@ -67,9 +67,11 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
   std::string text = "Stack (most recent call first):\n";
   for (size_t i = 0; i < stack.frames.size(); ++i) {
     const native::MergedFrame& frame = stack.frames[i];
+    if (style.before_merged_frame) text += style.before_merged_frame(stack.lwp, i);
     const std::string body = frame.python ? python_line(*frame.python, sources, style)
                                           : native_line(*frame.native);
     text += fmt::format("  #{:<3} {}\n", i, body);
+    if (frame.python && style.after_frame) text += style.after_frame(*frame.python);
   }
   if (stack.end_reason) text += fmt::format("  <native frames end here: {}>\n", *stack.end_reason);
   return text;

@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "report/source_excerpt.h"
+#include "cpython/eval_groups.h"
 #include "report/diagnosis_report.h"
+#include "report/source_excerpt.h"
 
 namespace hangpy::report {
 namespace {
@@ -30,6 +31,10 @@ std::string format_frame(const cpython::PythonFrame& frame, SourceReader* source
   return text + format_frame_source(frame, sources, style.context_lines);
 }
 
+std::string after_frame(const cpython::PythonFrame& frame, const TextStyle& style) {
+  return style.after_frame ? style.after_frame(frame) : std::string();
+}
+
 }  // namespace
 
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style) {
@@ -54,14 +59,45 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   }
   if (style.most_recent_first) {
     text += "Traceback (most recent call first):\n";
-    for (const auto& frame : thread.frames) text += format_frame(frame, sources, c, style);
+    for (const auto& frame : thread.frames)
+      text += format_frame(frame, sources, c, style) + after_frame(frame, style);
     text += error_line;
   } else {
     text += "Traceback (most recent call last):\n";
     text += error_line;  // the outermost frames are the ones that could not be read
     for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
-      text += format_frame(*it, sources, c, style);
+      text += format_frame(*it, sources, c, style) + after_frame(*it, style);
   }
+  return text;
+}
+
+std::string format_traceback(const cpython::PythonThread& thread, SourceReader* sources,
+                             const TextStyle& style,
+                             const std::vector<std::vector<std::string>>& calls) {
+  if (calls.empty() || thread.frames.empty()) return format_traceback(thread, sources, style);
+  Colors c = colors_for(style);
+  std::vector<std::string> chunks;  // innermost first: call lines, then each frame
+  auto groups = cpython::eval_loop_groups(thread);
+  for (size_t k = 0; k < groups.size(); ++k) {
+    if (k < calls.size())
+      for (const std::string& line : calls[k]) chunks.push_back(fmt::format("  {}\n", line));
+    for (size_t i = groups[k].begin; i < groups[k].end; ++i)
+      chunks.push_back(format_frame(thread.frames[i], sources, c, style) +
+                       after_frame(thread.frames[i], style));
+  }
+  std::string error_line;
+  if (thread.error) {
+    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, thread.error->describe(),
+                             c.reset);
+  }
+  std::string text;
+  if (style.most_recent_first) {
+    text = "Traceback (most recent call first):\n";
+    for (const std::string& chunk : chunks) text += chunk;
+    return text + error_line;
+  }
+  text = "Traceback (most recent call last):\n" + error_line;
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) text += *it;
   return text;
 }
 

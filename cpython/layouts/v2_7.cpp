@@ -22,8 +22,8 @@
 // - The eval loop is PyEval_EvalFrameEx (eval_loop_function); threading.py's `self.__name` is
 //   mangled to `_Thread__name` (thread_name_attribute); `int` is a C long, PyIntObject.ob_ival
 //   (variables.machine_int_value); dicts are open tables (variables.dict_model = kOpenTable).
-// Not used by hangpy: the layout of `unicode` objects (PyUnicodeObject: length at 16, a
-// Py_UNICODE * buffer at 24), which StringLayout cannot describe; no code-object field is one.
+// - `unicode` objects (PyUnicodeObject): length at 16, a Py_UNICODE * buffer at 24
+//   (string.python2_unicode_*); the unit width is the build's, found by the analyzer.
 #include "cpython/layouts/all_layouts.h"
 
 namespace hangpy::cpython::layouts {
@@ -68,6 +68,8 @@ extern const Layout kPython27 = [] {
   layout.thread_name_attribute = "_Thread__name";  // threading.py's `self.__name`, mangled
   layout.string.length = 16;      // ob_size
   layout.string.bytes_data = 36;  // ob_sval
+  layout.string.python2_unicode_length = 16;
+  layout.string.python2_unicode_buffer = 24;
   layout.eval_loop_function = "PyEval_EvalFrameEx";
   layout.runtime.symbol = "interp_head";
   layout.runtime.symbol_reader = "PyInterpreterState_Head";
@@ -92,6 +94,9 @@ extern const Layout kPython27 = [] {
   layout.locks.rlock_type = "";
   layout.locks.lock[0] = {.basicsize = 32, .model = LockModel::kSemaphorePointer, .lock = 16};
   layout.locks.daemon_attribute = "_Thread__daemonic";
+  // Python 2's descriptors have no d_qualname: d_base and d_wrapped come one word earlier.
+  layout.callables.wrapper_descriptor_base = 32;
+  layout.callables.wrapper_descriptor_wrapped = 40;
   return layout;
 }();
 

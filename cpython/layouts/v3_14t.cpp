@@ -138,6 +138,14 @@ extern const Layout kPython314t = [] {
   // builds yet (their larger object header moves every field).
   layout.gil.wait_begin = 40;
   layout.gil.wait_end = 216;
+  // Built-in callables and exceptions: object fields, moved by the bigger header.
+  for (int32_t* field : {&layout.callables.cfunction_method_def, &layout.callables.cfunction_self,
+                         &layout.callables.method_wrapper_descriptor,
+                         &layout.callables.method_wrapper_self,
+                         &layout.callables.wrapper_descriptor_base,
+                         &layout.callables.wrapper_descriptor_wrapped,
+                         &layout.callables.exception_args})
+    *field += 16;
   return layout;
 }();
 

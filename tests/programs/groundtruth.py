@@ -15,7 +15,9 @@ their blocking call, takes sys._current_frames() and writes, atomically,
                                          # 3.11+ only: the current instruction's PEP 657
                                          # position, as a traceback through it shows it
    "os_threads": [every kernel thread id of the process, the reporter's included],
-   "ppid": ..., "uid": ..., "gid": ..., "finalizing": false}
+   "ppid": ..., "uid": ..., "gid": ..., "finalizing": false,
+   "locals": {"<function>": {"<name>": "<expected repr>"}},  # only if expect_locals() was called
+   "calls": ["<built-in method ...>", ...]}  # only if expect_call() was called
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -39,6 +41,20 @@ _announced = set()
 _announced_cond = threading.Condition()
 _expectations = {}
 _os_thread_ids = {}  # ident -> the kernel's thread id, where the interpreter cannot say (< 3.8)
+_expected_locals = {}  # function name -> {local name: the repr hangpy must print}
+
+
+_expected_calls = []  # the built-in calls a reader of the core must name, as libpython does
+
+
+def expect_locals(function, reprs):
+    """Record the reprs of `function`'s locals that a reader of the core must show."""
+    _expected_locals[function] = dict(reprs)
+
+
+def expect_call(line):
+    """Record a built-in call in progress, named as libpython.py's py-bt names it."""
+    _expected_calls.append(line)
 
 
 def _ident():
@@ -164,7 +180,7 @@ def _snapshot():
         if positions is not None:
             entry["positions"] = positions
         threads[str(ident)] = entry
-    return {
+    document = {
         "pid": os.getpid(),
         "version": "%d.%d.%d" % tuple(sys.version_info[:3]),
         # The reporter runs this: before 3.8 it asks the kernel itself.
@@ -177,6 +193,11 @@ def _snapshot():
         "finalizing": False,  # the scenarios block while the program runs, not at its exit
         "expect": dict(_expectations),
     }
+    if _expected_locals:
+        document["locals"] = _expected_locals
+    if _expected_calls:
+        document["calls"] = _expected_calls
+    return document
 
 
 def _write_atomically(path, document):

@@ -1,0 +1,34 @@
+// Which built-in a thread is calling, named as libpython.py's py-bt names it
+// ("<built-in method acquire of _thread.lock object at remote 0x...>", "<method-wrapper
+// '__init__' of MyList object at 0x...>"), found without debug info: libpython reads the `func`
+// or `wp` variable of cfunction_call / wrapper_call frames; we look for the object itself in the
+// native stack between two eval-loop calls, and keep it only when its C function is running.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cpython/object_reader.h"
+
+namespace hangpy::cpython {
+
+// At most this much native stack is scanned per range: the C frames between two eval-loop calls
+// are small; a bigger range is cut (the innermost part is kept).
+inline constexpr uint64_t kMaxBuiltinScanBytes = 64 * 1024;
+
+struct BuiltinCall {
+  uint64_t object = 0;  // the builtin_function_or_method or method-wrapper
+  std::string line;     // as libpython prints it
+};
+
+// The built-in calls running in one range of native stack, innermost first: [low, high) are
+// stack addresses (the innermost frame's stack pointer up to the eval-loop frame's), `pcs` the
+// program counters of the native frames in that range. A candidate counts when one of `pcs` lies
+// in the C function it calls (its PyMethodDef's ml_meth; a method-wrapper's wrapper or slot
+// function), so a stale pointer left on the stack by an earlier call is not taken.
+std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
+                                            uint64_t high, std::span<const uint64_t> pcs);
+
+}  // namespace hangpy::cpython

@@ -1,0 +1,111 @@
+#include "gdbplugin/gdb_frames.h"
+
+#include "cpython/builtin_call.h"
+#include "cpython/eval_groups.h"
+#include "gdbplugin/gdb_api.h"
+#include "gdbplugin/python_error.h"
+
+namespace hangpy::gdbplugin {
+namespace {
+
+// A call that returns a gdb.Value or int as a number; nullopt (error cleared) when gdb cannot.
+std::optional<uint64_t> number_from(PyObject* object, const char* method, const char* argument) {
+  PyObject* value = argument ? PyObject_CallMethod(object, method, "s", argument)
+                             : PyObject_CallMethod(object, method, nullptr);
+  if (!value) {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyRef value_ref = PyRef::steal(value);
+  PyObject* number = PyNumber_Long(value);
+  if (!number) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyRef number_ref = PyRef::steal(number);
+  uint64_t result = PyLong_AsUnsignedLongLongMask(number);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return result;
+}
+
+bool waits_for_gil(std::string_view name) {
+  // take_gil, and the clones LTO makes of it (take_gil.lto_priv.0).
+  return name == "take_gil" || name.starts_with("take_gil.");
+}
+
+bool collects_garbage(std::string_view name) {
+  return name == "collect" || name == "gc_collect_main" || name.starts_with("gc_collect_main.");
+}
+
+}  // namespace
+
+std::vector<GdbFrame> selected_thread_frames() {
+  std::vector<GdbFrame> frames;
+  PyObject* first = PyObject_CallMethod(gdb_module(), "newest_frame", nullptr);
+  if (!first) {
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();  // no frames (no process, or gdb cannot unwind at all)
+    return frames;
+  }
+  PyRef frame = PyRef::steal(first);
+  while (frame && frame.get() != Py_None && frames.size() < kMaxNativeFrames) {
+    GdbFrame found;
+    auto pc = number_from(frame.get(), "pc", nullptr);
+    auto sp = number_from(frame.get(), "read_register", "sp");
+    if (!pc || !sp) break;
+    found.pc = *pc;
+    found.sp = *sp;
+    if (PyObject* name = PyObject_CallMethod(frame.get(), "name", nullptr)) {
+      PyRef name_ref = PyRef::steal(name);
+      if (PyUnicode_Check(name)) {
+        if (const char* utf8 = PyUnicode_AsUTF8(name)) found.name = utf8;
+        else PyErr_Clear();
+      }
+    } else {
+      PyErr_Clear();
+    }
+    frames.push_back(std::move(found));
+    PyObject* older = PyObject_CallMethod(frame.get(), "older", nullptr);
+    if (!older) {
+      if (python_interrupt_pending()) throw PythonErrorSet();
+      PyErr_Clear();  // gdb's unwinder gave up: keep what it found
+      break;
+    }
+    frame = PyRef::steal(older);
+  }
+  return frames;
+}
+
+std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& frames,
+                                                 const cpython::PythonThread& thread,
+                                                 const cpython::ObjectReader& objects,
+                                                 std::string_view eval_loop_function) {
+  std::vector<size_t> eval_frames;
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (frames[i].name == eval_loop_function) eval_frames.push_back(i);
+  auto groups = cpython::eval_loop_groups(thread);
+  std::vector<std::vector<std::string>> lines(groups.size());
+  size_t start = 0;
+  for (size_t k = 0; k < groups.size() && k < eval_frames.size(); ++k) {
+    size_t end = eval_frames[k];
+    std::vector<uint64_t> pcs;
+    for (size_t i = start; i < end; ++i) {
+      pcs.push_back(frames[i].pc);
+      if (waits_for_gil(frames[i].name)) lines[k].push_back("Waiting for the GIL");
+      else if (collects_garbage(frames[i].name)) lines[k].push_back("Garbage-collecting");
+    }
+    if (start < end) {
+      for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp,
+                                                          frames[end].sp, pcs))
+        lines[k].push_back(call.line);
+    }
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace hangpy::gdbplugin

@@ -1,0 +1,35 @@
+// gdb's native frames of the selected thread (its own unwinder, with whatever symbols it has):
+// what py-bt needs to say what each eval-loop call is calling in C, as libpython.py does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cpython/object_reader.h"
+#include "cpython/stacks.h"
+
+namespace hangpy::gdbplugin {
+
+inline constexpr size_t kMaxNativeFrames = 4096;
+
+struct GdbFrame {
+  uint64_t pc = 0;
+  uint64_t sp = 0;   // the stack pointer in this frame
+  std::string name;  // empty when gdb has no symbol for it
+};
+
+// Innermost first, at most kMaxNativeFrames; the walk stops where gdb's unwinder does.
+std::vector<GdbFrame> selected_thread_frames();
+
+// For each eval-loop call of `thread` (cpython::eval_loop_groups order), the lines libpython's
+// py-bt prints for the C frames just inside it: "Waiting for the GIL", "Garbage-collecting" (by
+// frame name, where gdb has the symbol) and the built-in being called (found in memory, see
+// cpython/builtin_call.h). Empty when the eval-loop frames cannot be matched to the groups.
+std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& frames,
+                                                 const cpython::PythonThread& thread,
+                                                 const cpython::ObjectReader& objects,
+                                                 std::string_view eval_loop_function);
+
+}  // namespace hangpy::gdbplugin

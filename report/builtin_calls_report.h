@@ -1,0 +1,27 @@
+// The built-in each eval-loop call of a merged stack (coreanalyze --native) is calling, named as
+// libpython.py's py-bt names it, found in the native stack between the eval-loop frames
+// (cpython/builtin_call.h); the text prints it just above the Python frame that calls it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpython/address_space.h"
+#include "cpython/layout.h"
+#include "report/native_report.h"
+
+namespace hangpy::report {
+
+// (LWP, index of a frame in its MergedStack) -> the lines to print before that frame.
+using CallNotes = std::map<std::pair<int64_t, size_t>, std::vector<std::string>>;
+
+CallNotes find_call_notes(const cpython::AddressSpace& memory, const cpython::Layout& layout,
+                          const MergedStacks& merged);
+
+// The text printed before frame `index` of LWP `lwp`'s merged stack (empty when none).
+std::string format_call_notes(const CallNotes& notes, int64_t lwp, size_t index);
+
+}  // namespace hangpy::report
