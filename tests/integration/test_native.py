@@ -13,8 +13,9 @@ scenario and check each Python thread's merged stack (--json --native-all):
 
 On Debian's python3.11, whose symbol table python3.11-dbg installs as a separate debug file under
 /usr/lib/debug/.build-id, also: a static function of the interpreter is named from that file; not
-once /usr/lib/debug is hidden (a mount namespace); again from the same file under --sysroot; and
---inlined adds inlined functions from its DWARF without changing the other frames.
+once /usr/lib/debug is hidden (a mount namespace); again from the same file under --sysroot, and
+from MiniDebugInfo (a copy of the executable given a .gnu_debugdata section made from that file);
+and --inlined adds inlined functions from its DWARF without changing the other frames.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
@@ -217,6 +218,35 @@ def make_debug_sysroot(coreanalyze, core, root, debug_file):
         shutil.copy(debug_file, target)
 
 
+def defined_symbols(path, dynamic, types=None):
+    argv = ["nm", "--format=posix", "--defined-only"] + (["-D"] if dynamic else []) + [path]
+    lines = subprocess.run(argv, stdout=subprocess.PIPE, check=True).stdout.decode().splitlines()
+    return set(line.split()[0] for line in lines
+               if len(line.split()) >= 2 and (types is None or line.split()[1] in types))
+
+
+def with_minidebuginfo(executable, debug_file, out, workdir):
+    """Copy `executable` to `out` with a MiniDebugInfo section (.gnu_debugdata: an xz-compressed
+    ELF holding the .symtab entries of the functions .dynsym lacks), made from its separate debug
+    file as Fedora's find-debuginfo makes it. The build-id stays the executable's."""
+    keep = os.path.join(workdir, "keep-symbols")
+    with open(keep, "w") as keep_file:
+        functions = defined_symbols(debug_file, False, ("T", "t"))
+        keep_file.write("\n".join(sorted(functions - defined_symbols(executable, True))) + "\n")
+    mini = os.path.join(workdir, "mini-debuginfo")
+    for argv in (["objcopy", "--only-keep-debug", "--remove-section", ".gdb_index",
+                  "--remove-section", ".comment", "--keep-symbols=" + keep, debug_file, mini],
+                 ["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section",
+                  ".comment", "--keep-symbols=" + keep, mini],
+                 ["xz", "-f", mini]):
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if os.path.lexists(out):
+        os.unlink(out)
+    shutil.copy(executable, out)
+    subprocess.run(["objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", out],
+                   check=True)
+
+
 def check_debug_files(coreanalyze, core, interpreter, workdir):
     """(label, problems) of the separate-debug-file cases; [] where they cannot run here."""
     debug_file = build_id_debug_file(interpreter.executable)
@@ -265,6 +295,21 @@ def check_debug_files(coreanalyze, core, interpreter, workdir):
         problems.append("the interpreter's frames through --sysroot %r, with the host's debug "
                         "file %r" % (interpreter_symbols(in_root), interpreter_symbols(report)))
     cases.append(("--native: named from the debug file under --sysroot", problems))
+
+    if all(shutil.which(tool) for tool in ("nm", "objcopy", "xz")):
+        root = os.path.join(workdir, "sysroot-minidebuginfo")
+        make_debug_sysroot(coreanalyze, core, root, debug_file)
+        os.unlink(os.path.join(root, debug_file.lstrip("/")))  # only .gnu_debugdata names them
+        with_minidebuginfo(interpreter.executable, debug_file,
+                           os.path.join(root, interpreter.executable.lstrip("/")), workdir)
+        mini, error = run_json(debug_dir_hidden(argv + ["--sysroot", root], empty))
+        problems = [error] if error else []
+        if mini and not any(STATIC_FUNCTION.match(name) for name in interpreter_symbols(mini)):
+            problems.append("no %s among the interpreter's frames with MiniDebugInfo: %r"
+                            % (STATIC_FUNCTION.pattern, interpreter_symbols(mini)))
+        cases.append(("--native: named from MiniDebugInfo (.gnu_debugdata)", problems))
+    else:
+        print("note: nm, objcopy or xz missing (binutils, xz-utils): MiniDebugInfo case not run")
 
     inlined, error = run_json(argv + ["--inlined"])
     problems = [error] if error else []
