@@ -148,15 +148,17 @@ def capture(interpreter, scenario, kind, workdir, program_dir=None):
     return core, process.truth_path, truth
 
 
-def check_each_interpreter(names, scenario, prefix, check):
-    """Takes a gcore of `scenario` under each interpreter of `names` that is installed and reports
-    each (label, problems) that `check(core, truth, interpreter, workdir)` returns. Returns the
-    exit status: 0 passed, 1 failed, 77 (skip) when none of them is installed."""
+def check_each_interpreter(names, scenario, prefix, check, kind_for=None):
+    """Takes a core of `scenario` under each interpreter of `names` that is installed and reports
+    each (label, problems) that `check(core, truth, interpreter, workdir)` returns. The core is a
+    gcore, or what `kind_for(interpreter)` says. Returns the exit status: 0 passed, 1 failed, 77
+    (skip) when none of them is installed."""
     results = Results()
     for name, interpreter in interpreters.each_installed(names, results):
         workdir = scenario_workdir(interpreter, prefix)
         try:
-            core, _, truth = capture(interpreter, scenario, "gcore", workdir)
+            kind = kind_for(interpreter) if kind_for else "gcore"
+            core, _, truth = capture(interpreter, scenario, kind, workdir)
             for label, problems in check(core, truth, interpreter, workdir):
                 results.check("%s %s" % (name, label), problems)
         finally:
