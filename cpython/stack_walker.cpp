@@ -120,6 +120,7 @@ PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter
     if (raw->skip && !thread.frames.empty()) {
       // A shim or entry frame sits just outside the first frame of each eval-loop call.
       thread.frames.back().is_entry = true;
+      thread.frames.back().entry_frame_on_c_stack = address;
     }
     if (!raw->skip) {
       auto decoded = decode_frame(address, *raw);

@@ -27,6 +27,11 @@ struct PythonFrame {
   std::optional<int> end_column;
   int first_line = 0;
   bool is_entry = false;  // the outermost frame of one eval-loop call (native stack splicing)
+  // For an entry frame from 3.12 on: the address of the shim/entry frame just outside it, which
+  // the eval loop keeps among its own C locals. The native frame whose stack holds that address is
+  // the eval-loop call that runs this group, whatever its symbol (a stripped build may have moved
+  // the loop into an unnamed clone). 0 where the version pushes no such frame.
+  uint64_t entry_frame_on_c_stack = 0;
 };
 
 struct PythonThread {

@@ -23,10 +23,19 @@ std::vector<MergedFrame> splice(const std::vector<NativeFrame>& native,
     for (size_t i = range.begin; i < range.end; ++i)
       merged.push_back(MergedFrame{eval_frame, thread.frames[i]});
   };
-  for (const NativeFrame& frame : native) {
+  // Whether native[i]'s own stack holds the entry frame of the next group: its locals lie from
+  // its stack pointer up to its caller's.
+  auto holds_next_entry = [&](size_t i) {
+    if (next_group >= groups.size()) return false;
+    const uint64_t anchor = thread.frames[groups[next_group].end - 1].entry_frame_on_c_stack;
+    if (anchor == 0 || anchor < native[i].sp) return false;
+    return i + 1 >= native.size() || anchor < native[i + 1].sp;
+  };
+  for (size_t i = 0; i < native.size(); ++i) {
+    const NativeFrame& frame = native[i];
     // An inlined copy is not a call of the eval loop of its own (libpython.py decides the same).
     if (!frame.inlined && next_group < groups.size() &&
-        is_eval_loop_symbol(frame.symbol, eval_loop_function)) {
+        (is_eval_loop_symbol(frame.symbol, eval_loop_function) || holds_next_entry(i))) {
       add_group(frame);
     } else {
       merged.push_back(MergedFrame{frame, std::nullopt});

@@ -24,7 +24,9 @@ struct MergedFrame {
 // one of the compiler's clones of it (`_PyEval_EvalFrameDefault.lto_priv.0`, `.cold`, `.isra.0`).
 bool is_eval_loop_symbol(std::string_view symbol, std::string_view eval_loop_function);
 
-// Innermost first. The k-th eval-loop frame (innermost first, inlined copies excluded) gets the
+// Innermost first. A native frame is an eval-loop call when its symbol says so, or (3.12 on) when
+// its stack holds the entry frame of the next group (PythonFrame::entry_frame_on_c_stack).
+// The k-th eval-loop frame (innermost first, inlined copies excluded) gets the
 // k-th group of cpython::eval_loop_groups; Python frames left over when the native walk ended
 // early go at the end, without a native frame. Eval-loop frames left over stay native.
 std::vector<MergedFrame> splice(const std::vector<NativeFrame>& native,

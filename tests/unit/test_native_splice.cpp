@@ -103,6 +103,30 @@ TEST(Splice, LeftoverPythonFramesGoLastWithoutANativeFrame) {
   EXPECT_EQ(merged[11].python->function, "_bootstrap");
 }
 
+TEST(Splice, AnUnnamedEvalLoopIsFoundByTheEntryFrameOnItsStack) {
+  // A stripped 3.14 whose eval loop body is an unnamed clone: its frames have no symbol, but each
+  // group's entry frame lives among that call's C locals.
+  auto native_frames = worker_native_frames();
+  native_frames[7].symbol.clear();
+  native_frames[9].symbol.clear();
+  auto thread = worker_python_thread();
+  thread.frames[0].entry_frame_on_c_stack = native_frames[7].sp + 0x40;   // inside frame 7
+  thread.frames[3].entry_frame_on_c_stack = native_frames[9].sp + 0x100;  // inside frame 9
+  const auto merged = native::splice(native_frames, thread, "_PyEval_EvalFrameDefault");
+  const auto spliced = names(merged);
+  EXPECT_EQ(spliced[7], "py:take_a_then_b");
+  EXPECT_EQ(spliced[8], "_PyFunction_Vectorcall");
+  EXPECT_EQ(spliced[9], "py:run");
+  EXPECT_EQ(spliced[11], "py:_bootstrap");
+  EXPECT_EQ(merged[7].native->pc, 0x50bd7aU);
+  EXPECT_EQ(merged[11].native->pc, 0x506881U);
+  // An entry frame outside every native frame's stack matches nothing: the groups go last.
+  thread.frames[0].entry_frame_on_c_stack = native_frames[0].sp - 0x10;
+  const auto unmatched = names(native::splice(native_frames, thread, "_PyEval_EvalFrameDefault"));
+  EXPECT_EQ(unmatched[7], "");
+  EXPECT_EQ(unmatched.back(), "py:_bootstrap");
+}
+
 TEST(Splice, InlinedCopiesAndOtherNamesAreNotEvalLoopCalls) {
   EXPECT_TRUE(native::is_eval_loop_symbol("_PyEval_EvalFrameDefault", "_PyEval_EvalFrameDefault"));
   EXPECT_TRUE(native::is_eval_loop_symbol("_PyEval_EvalFrameDefault.lto_priv.0",
