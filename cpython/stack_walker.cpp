@@ -120,7 +120,10 @@ PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter
     if (raw->skip && !thread.frames.empty()) {
       // A shim or entry frame sits just outside the first frame of each eval-loop call.
       thread.frames.back().is_entry = true;
-      thread.frames.back().entry_frame_on_c_stack = address;
+      // The first one outside the frame is the eval loop's own; any further one is not on that
+      // call's C stack (3.15 ends each thread's chain with a base frame in its thread state).
+      if (thread.frames.back().entry_frame_on_c_stack == 0)
+        thread.frames.back().entry_frame_on_c_stack = address;
     }
     if (!raw->skip) {
       auto decoded = decode_frame(address, *raw);

@@ -31,13 +31,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_scenarios  # noqa: E402
 
 NAMES = ["debian-3.11", "pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "pyenv-3.12",
-         "pyenv-3.13", "trixie-3.13", "sid-3.14"]
+         "pyenv-3.13", "trixie-3.13", "sid-3.14", "sid-3.15"]
 # Debian's python3.14 and 3.15 are stripped (their .symtab is in the -dbg package, which the
 # chroot lacks) and GCC moved the eval loop's body out of the exported _PyEval_EvalFrameDefault
 # into an unnamed clone: there the eval-loop calls are found by the entry frame each keeps on its
 # C stack (PythonFrame::entry_frame_on_c_stack), not by name.
-# Not sid-3.15 yet: its lock workers' native walk ends inside the interpreter, before the thread's
-# start in libc (the Python frames are spliced in place, but the stack is not whole).
 # The eval loop and the clones GCC makes of it (.lto_priv.0, .cold, .isra.0).
 EVAL_LOOP = re.compile(r"^(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)(\..+)?$")
 WAIT = re.compile(r"futex|sem_wait|sem_clockwait|sem_timedwait")
