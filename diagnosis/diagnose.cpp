@@ -223,8 +223,10 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
       blocked.what = fmt::format("sleep ({})", name);
       break;
     case SyscallKind::kMultiplex:
-      // time.sleep before 3.11 is select(0, NULL, NULL, NULL, &timeout).
-      if (*diagnosis.syscall == syscall_numbers::kSelect && args[0] == 0 && args[1] == 0) {
+      // time.sleep before 3.11 is select(0, NULL, NULL, NULL, &timeout), which glibc makes a
+      // pselect6 since 2.34.
+      if ((*diagnosis.syscall == syscall_numbers::kSelect || *diagnosis.syscall == syscall_numbers::kPselect6) &&
+          args[0] == 0 && args[1] == 0) {
         blocked.kind = WaitKind::kSleep;
         blocked.what = "sleep (select with no file descriptors)";
       } else {
