@@ -234,6 +234,18 @@ class CoreTargetImpl final : public CoreTarget {
     return std::nullopt;
   }
 
+  std::optional<std::string> function_at(uint64_t pc) const override {
+    for (const Module& module : modules_) {
+      if (pc < module.start || pc >= module.end) continue;
+      const symbols::ElfFile* file = files_.file(module);
+      if (file == nullptr) return std::nullopt;
+      auto symbol = file->symbol_at(pc - load_bias(module));
+      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
+      return std::string(symbol->name);
+    }
+    return std::nullopt;
+  }
+
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     // A snapshot answers from the addresses it recorded: it needs none of the binaries.
     if (const auto& recorded = core_->snapshot_symbols()) {

@@ -57,6 +57,9 @@ class CoreTarget : public cpython::Target {
   virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
   // The binaries this target has opened so far (executable, libraries), as host paths.
   virtual std::vector<std::string> opened_files() const = 0;
+  // The name of the function whose symbol (.symtab or .dynsym of the module mapped there)
+  // contains `pc`; nullopt when no module or symbol does. No unwinding: one lookup.
+  virtual std::optional<std::string> function_at(uint64_t pc) const = 0;
 };
 
 }  // namespace hangpy::coreanalyze

@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
   why.os_threads = (*target)->threads();
   why.native = merged_or_null;
   why.pid = input.process.pid;
+  why.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
   const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
 
   // The snapshot comes before the output (the text output reads source files, which are no part

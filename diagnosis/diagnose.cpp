@@ -33,6 +33,7 @@ struct Context {
   LockReader locks;
   std::unordered_map<int64_t, const cpython::NativeThread*> os_threads;  // by LWP
   const NativeStacks* native;
+  std::function<std::optional<std::string>(uint64_t)> function_at;
   std::vector<LockState> candidates;
   std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
   bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
@@ -223,8 +224,10 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
       blocked.what = fmt::format("sleep ({})", name);
       break;
     case SyscallKind::kMultiplex:
-      // time.sleep before 3.11 is select(0, NULL, NULL, NULL, &timeout).
-      if (*diagnosis.syscall == syscall_numbers::kSelect && args[0] == 0 && args[1] == 0) {
+      // time.sleep before 3.11 is select(0, NULL, NULL, NULL, &timeout), which glibc makes a
+      // pselect6 since 2.34.
+      if ((*diagnosis.syscall == syscall_numbers::kSelect || *diagnosis.syscall == syscall_numbers::kPselect6) &&
+          args[0] == 0 && args[1] == 0) {
         blocked.kind = WaitKind::kSleep;
         blocked.what = "sleep (select with no file descriptors)";
       } else {
@@ -286,6 +289,14 @@ bool waits_for_gil_struct(const Context& context, const ThreadDiagnosis& diagnos
   const uint64_t end = *context.stacks.gil_address + static_cast<uint64_t>(gil.wait_end);
   const uint64_t address = diagnosis.syscall_arguments[0];
   return address >= begin && address < end;
+}
+
+// The function the thread's pc is in, by symbol lookup alone (no native frames at hand).
+std::optional<std::string> running_function(const Context& context, const std::optional<int64_t>& lwp) {
+  if (!context.function_at || !lwp) return std::nullopt;
+  auto os_thread = context.os_threads.find(*lwp);
+  if (os_thread == context.os_threads.end() || os_thread->second->pc == 0) return std::nullopt;
+  return context.function_at(os_thread->second->pc);
 }
 
 // The GIL's holder runs the collections of a GIL build: its interpreter's flag names it.
@@ -382,6 +393,10 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
     blocked.what = "running C in " + hint.innermost_symbol;
   } else if (have_native) {
     blocked.what = "running Python";
+  } else if (auto function = running_function(context, lwp)) {
+    blocked.what = native::is_eval_loop_symbol(*function, context.layout.eval_loop_function)
+                       ? std::string("running Python")
+                       : "running C in " + *function;
   } else {
     blocked.what = thread.holds_gil ? "running (holds the GIL)" : "running";
   }
@@ -488,6 +503,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   if (!input.stacks || !input.memory || !input.stacks->layout) return result;
   const cpython::ProcessStacks& stacks = *input.stacks;
   Context context(stacks, *input.memory, input.native);
+  context.function_at = input.function_at;
   for (const cpython::NativeThread& os_thread : input.os_threads) context.os_threads[os_thread.lwp] = &os_thread;
   context.gil_known = stacks.gil_address.has_value() ||
                       std::any_of(stacks.threads.begin(), stacks.threads.end(),

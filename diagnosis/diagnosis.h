@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -91,6 +92,9 @@ struct DiagnosisInput {
   std::vector<cpython::NativeThread> os_threads;  // registers by LWP
   const NativeStacks* native = nullptr;            // optional
   int64_t pid = 0;                                 // 0: unknown (no thread is marked main)
+  // Optional: the function containing a pc (a symbol lookup, no unwinding), so that a running
+  // thread without native frames can still say "running C in sre_ucs1_match".
+  std::function<std::optional<std::string>(uint64_t pc)> function_at;
 };
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);

@@ -215,7 +215,7 @@ std::vector<std::string> frame_names(size_t max_frames) {
 
 }  // namespace
 
-std::vector<ThreadWaitState> thread_wait_states(size_t max_frames) {
+std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::set<int64_t>& frames_for) {
   std::vector<ThreadWaitState> states;
   SelectionRestorer restore;
   PyRef parse_and_eval = checked(PyObject_GetAttrString(gdb_module(), "parse_and_eval"));
@@ -241,7 +241,7 @@ std::vector<ThreadWaitState> thread_wait_states(size_t max_frames) {
     state.syscall = register_value(parse_and_eval.get(), "$orig_rax").value_or(-1);
     for (size_t a = 0; a < kArguments.size(); ++a)
       state.syscall_arguments[a] = static_cast<uint64_t>(register_value(parse_and_eval.get(), kArguments[a]).value_or(0));
-    state.frame_names = frame_names(max_frames);
+    if (frames_for.contains(state.lwp)) state.frame_names = frame_names(max_frames);
     states.push_back(std::move(state));
   }
   return states;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <set>
 
 #include <cstdint>
 #include <optional>
@@ -34,7 +35,8 @@ std::vector<uint64_t> fs_base_registers(const std::vector<PyRef>& threads);
 
 // What py-threads and py-deadlock need of each thread beyond memory: the system call it is in
 // ($orig_rax, -1 for none, and $rdi, $rsi, $rdx, $r10, $r8, $r9) and the names of its innermost
-// native frames from gdb's unwinder (at most `max_frames`; "" for a frame gdb cannot name).
+// native frames from gdb's unwinder (at most `max_frames`; "" for a frame gdb cannot name), for
+// the threads in `frames_for` only (unwinding is what costs).
 // Each thread is selected in turn; gdb's selection is restored afterwards.
 struct ThreadWaitState {
   int64_t lwp = 0;
@@ -42,6 +44,6 @@ struct ThreadWaitState {
   std::array<uint64_t, 6> syscall_arguments{};
   std::vector<std::string> frame_names;  // innermost first
 };
-std::vector<ThreadWaitState> thread_wait_states(size_t max_frames);
+std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::set<int64_t>& frames_for);
 
 }  // namespace hangpy::gdbplugin

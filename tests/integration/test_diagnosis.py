@@ -10,6 +10,8 @@ program wrote about itself (names, LWPs, the child's pid, the mutex's address):
   rlock-owner (a daemon) on an Event;
 - why_subprocess.py: the main thread waits for its child (the pid it wrote), a thread on an Event;
 - why_pthread_mutex.py (--native): mutex-waiter blocked on the pthread mutex, owned by mutex-owner;
+- why_misc_waits.py: one thread per wait (queue.Queue get, Semaphore, Condition, Barrier,
+  time.sleep, socket recv, select, multiprocessing Queue get), each blocked on its kind;
 - why_gc.py: "collector" is inside gc.collect() (a finalizer that never returns): in_gc from
   the interpreter's `collecting` flag (3.7 on);
 - why_gil_holder.py: "regex" holds the GIL in _sre; both spinners wait for it (from the GIL's
@@ -142,6 +144,21 @@ def check_gil(report, text, version, native):
     return problems
 
 
+MISC_WAITS = {"queue-get": "queue", "semaphore-acquire": "semaphore", "condition-wait": "condition",
+              "sleep": "sleep", "socket-recv": "socket", "select": "select",
+              "process-queue-get": "process_queue", "barrier-wait": "barrier"}
+
+
+def check_misc_waits(report, text, version):
+    problems = []
+    for name, kind in sorted(MISC_WAITS.items()):
+        if name == "barrier-wait" and version < (3, 2):
+            continue
+        report.expect_blocked(name, kind, None, problems)
+    report.expect_blocked("MainThread", "join", "queue-get", problems)
+    return problems
+
+
 def check_gc(report, text, version):
     problems = []
     collector = report.by_name.get("collector")
@@ -171,6 +188,7 @@ CASES = [
     ("why_gil_holder.py", lambda r, t, v: check_gil(r, t, v, False), []),
     ("why_gil_holder.py", lambda r, t, v: check_gil(r, t, v, True), ["--native"]),
     ("why_gc.py", check_gc, []),
+    ("why_misc_waits.py", check_misc_waits, []),
 ]
 
 
