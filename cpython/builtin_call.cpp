@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 #include <utility>
 
 #include "cpython/object_repr.h"
@@ -57,7 +58,7 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
   high = std::min(high, low + kMaxBuiltinScanBytes);
   auto words = read_bytes(objects.memory(), low, high - low);
   if (!words) return calls;
-  std::vector<uint64_t> seen;
+  std::unordered_set<uint64_t> seen;
   struct Candidate {
     uint64_t object;
     std::vector<uint64_t> functions;  // the C functions it calls, one of them running
@@ -70,8 +71,7 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
     word &= ~tag_mask;  // from 3.14 the eval loop passes tagged stack references
     // Objects are 8-aligned and never on the stack range being scanned.
     if (word < kLowestObjectAddress || (word & 7) != 0 || (word >= low && word < high)) continue;
-    if (std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
-    seen.push_back(word);
+    if (!seen.insert(word).second) continue;
     auto type = objects.type_name(word);
     if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
     auto functions = c_functions(objects, word, *type);

@@ -2,6 +2,7 @@
 // order). py-bt's text comes from the formatter coreanalyze uses (report/stack_report.h).
 #include <fmt/format.h>
 
+#include "cpython/eval_groups.h"
 #include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_summary.h"
@@ -28,8 +29,9 @@ void py_bt(std::string_view argument) {
   // only the selected thread (the one `thread apply` is at) has.
   const cpython::Layout& layout = *context.analysis->stacks->layout;
   cpython::ObjectReader objects(context.analysis->target->memory(), layout);
-  auto calls = call_lines(selected_thread_frames(), *context.thread, objects,
-                          layout.eval_loop_function);
+  const size_t eval_loop_calls = cpython::eval_loop_groups(*context.thread).size();
+  auto calls = call_lines(selected_thread_frames(layout.eval_loop_function, eval_loop_calls),
+                          *context.thread, objects, layout.eval_loop_function);
   gdb_write(report::format_traceback(*context.thread, &session.sources(), style, calls));
 }
 

@@ -43,8 +43,10 @@ bool collects_garbage(std::string_view name) {
 
 }  // namespace
 
-std::vector<GdbFrame> selected_thread_frames() {
+std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function,
+                                             size_t eval_loop_calls) {
   std::vector<GdbFrame> frames;
+  size_t eval_frames = 0;
   PyObject* first = PyObject_CallMethod(gdb_module(), "newest_frame", nullptr);
   if (!first) {
     if (python_interrupt_pending()) throw PythonErrorSet();
@@ -68,7 +70,9 @@ std::vector<GdbFrame> selected_thread_frames() {
     } else {
       PyErr_Clear();
     }
+    if (found.name == eval_loop_function) ++eval_frames;
     frames.push_back(std::move(found));
+    if (eval_frames >= eval_loop_calls) break;
     PyObject* older = PyObject_CallMethod(frame.get(), "older", nullptr);
     if (!older) {
       if (python_interrupt_pending()) throw PythonErrorSet();

@@ -20,8 +20,10 @@ struct GdbFrame {
   std::string name;  // empty when gdb has no symbol for it
 };
 
-// Innermost first, at most kMaxNativeFrames; the walk stops where gdb's unwinder does.
-std::vector<GdbFrame> selected_thread_frames();
+// Innermost first, at most kMaxNativeFrames; the walk stops where gdb's unwinder does, or at
+// the `eval_loop_calls`-th frame named `eval_loop_function` (the outer frames say nothing more).
+std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function,
+                                             size_t eval_loop_calls);
 
 // For each eval-loop call of `thread` (cpython::eval_loop_groups order), the lines libpython's
 // py-bt prints for the C frames just inside it: "Waiting for the GIL", "Garbage-collecting" (by

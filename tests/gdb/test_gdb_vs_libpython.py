@@ -41,7 +41,7 @@ SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unic
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
 ADDRESS = re.compile(r"0x[0-9a-f]+")
-MATCHED = [0, 0]  # over all cases: libpython's lines hangpy matched, libpython's lines
+MATCHED = [0, 0, 0]  # over all cases: libpython's lines hangpy matched, libpython's lines, others
 
 
 def libpython_script(executable):
@@ -122,15 +122,18 @@ def compare_thread(number, names, mine, theirs):
 
 def matching_lines(mine, theirs, commands):
     """(lines of libpython's output that hangpy printed identically, addresses aside; all of
-    libpython's lines), over the full output of every compared command: the parity measure."""
-    matched = total = 0
+    libpython's lines; hangpy's lines libpython did not print), over the full output of every
+    compared command: the parity measure."""
+    matched = total = extra = 0
     for name in commands:
         got = without_addresses(mine.output(name))
         want = accept_named_calls(without_addresses(theirs.output(name)), got)
+        same = sum(block.size for block in
+                   difflib.SequenceMatcher(None, want, got, autojunk=False).get_matching_blocks())
         total += len(want)
-        matched += sum(block.size for block in
-                       difflib.SequenceMatcher(None, want, got, autojunk=False).get_matching_blocks())
-    return matched, total
+        matched += same
+        extra += len(got) - same
+    return matched, total, extra
 
 
 def run_case(interpreter, init, program):
@@ -169,9 +172,10 @@ def run_case(interpreter, init, program):
         compared = [name for name, _ in mine.sections
                     if re.match(r"t\d+-(py-|print-)", name)]
         counts = matching_lines(mine, theirs, compared)
-        print("%s: %d of %d lines of libpython's output matched" % (program, counts[0], counts[1]))
-        MATCHED[0] += counts[0]
-        MATCHED[1] += counts[1]
+        print("%s: %d of %d lines of libpython's output matched, %d other lines"
+              % (program, counts[0], counts[1], counts[2]))
+        for index in range(3):
+            MATCHED[index] += counts[index]
         if "Traceback (most recent call first):" not in theirs.text:
             problems.append("libpython.py printed no traceback (is python3.11-dbg installed?)")
         return ("FAIL" if problems else "PASS"), problems
@@ -200,7 +204,8 @@ def main():
     for program in SCENARIOS:
         status, details = run_case(interpreter, args.hangpy_init, program)
         results.report(status, program, details)
-    print("all cases: %d of %d lines of libpython's output matched" % tuple(MATCHED))
+    print("all cases: %d of %d lines of libpython's output matched, %d other lines"
+          % tuple(MATCHED))
     return results.finish()
 
 
