@@ -63,12 +63,12 @@ std::optional<std::string> caret_marks(const cpython::PythonFrame& frame,
 }
 
 std::string format_frame_source(const cpython::PythonFrame& frame, SourceReader* sources,
-                                int context_lines) {
+                                int context_lines, bool carets) {
   if (!sources || !frame.line) return {};
   const int current = *frame.line;
   auto raw = sources->raw_line(frame.file, current);
   if (!raw) return {};
-  const auto marks = caret_marks(frame, *raw);
+  const auto marks = carets ? caret_marks(frame, *raw) : std::nullopt;
   if (context_lines <= 0) {
     const size_t indent = leading_blanks(*raw);
     const size_t line_end = length_without_trailing_blanks(*raw);

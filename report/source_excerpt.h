@@ -24,8 +24,9 @@ std::optional<std::string> caret_marks(const cpython::PythonFrame& frame,
 // The text under a frame's `File "...", line N, in f` line: "    <source>\n" and its caret line,
 // or with `context_lines` > 0 that many lines before and after, numbered, the current one marked
 // with '>'. Empty when the source cannot be read.
+// `carets` false leaves the caret line out (gdb's py-bt, to print what libpython.py prints).
 std::string format_frame_source(const cpython::PythonFrame& frame, SourceReader* sources,
-                                int context_lines);
+                                int context_lines, bool carets = true);
 
 // --json's "context" of a frame: [{"line": N, "text": "...", "current": bool}, ...], or null
 // when the source cannot be read.

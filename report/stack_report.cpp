@@ -28,7 +28,7 @@ std::string format_frame(const cpython::PythonFrame& frame, SourceReader* source
   std::string text = fmt::format("  File \"{}{}{}\", line {}, in {}{}{}\n", c.file, frame.file,
                                  c.reset, line, c.function,
                                  style.qualified_names ? frame.qualname : frame.function, c.reset);
-  return text + format_frame_source(frame, sources, style.context_lines);
+  return text + format_frame_source(frame, sources, style.context_lines, style.carets);
 }
 
 std::string after_frame(const cpython::PythonFrame& frame, const TextStyle& style) {

@@ -17,6 +17,7 @@ struct TextStyle {
   bool most_recent_first = false;  // libpython's py-bt order; tracebacks put it last
   bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
   int context_lines = 0;           // source lines before and after each frame's (--context)
+  bool carets = true;              // the caret line under the running expression (3.11 on)
   // Text printed under each frame's lines (coreanalyze --locals); none when empty.
   std::function<std::string(const cpython::PythonFrame&)> after_frame;
   // Text printed before frame N of an LWP's merged native stack (coreanalyze --native: the
