@@ -49,7 +49,7 @@ def torch_missing_reason():
     result = subprocess.run([PYTHON, "-c", "import torch"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     if result.returncode != 0:
-        return ("%s cannot import torch (Debian: scripts/install-deps --torch, or apt-get install "
+        return ("%s cannot import torch (Debian: scripts/install-deps installs it: apt-get install "
                 "python3-torch)" % PYTHON)
     return None
 
@@ -202,9 +202,17 @@ def check_process(coreanalyze, workdir, truth, check_more):
             os.unlink(core)
 
 
+def blocked_on(thread):
+    return (thread or {}).get("blocked_on") or {}
+
+
 def check_collective_rank(report, truth, core):
     problems = []
     main = main_thread(report, truth)
+    # "Blocked on" names the collective (from the Python call; c10d's wait has no op in its name).
+    waits = blocked_on(main)
+    if waits.get("kind") != "collective" or "all_reduce" not in waits.get("description", ""):
+        problems.append("main thread not blocked on the all_reduce collective: %r" % waits)
     if main is None or not any(C10D.search(name) for name in demangled(main)):
         problems.append("no c10d:: frame in the main thread: %r" % (demangled(main) if main else None))
     if not any(GLOO.search(name) for thread in all_threads(report) for name in demangled(thread)):
@@ -230,6 +238,10 @@ def check_gomp_child(report, truth, core):
     syscall = syscall_numbers(core).get(truth["pid"])
     if syscall != SYSCALL_FUTEX:
         problems.append("the child is in system call %s, not futex" % syscall)
+    # With native frames "blocked on" names the futex and the library that waits on it.
+    waits = blocked_on(main)
+    if "libgomp" not in waits.get("description", ""):
+        problems.append("blocked-on line does not name libgomp's futex: %r" % waits)
     return problems
 
 
@@ -249,6 +261,10 @@ def check_dataloader_worker(report, truth, core):
                         "__getitem__, at positions %r" % [wait, acquire, getitem])
     if syscall_numbers(core).get(truth["pid"]) != SYSCALL_FUTEX:
         problems.append("the worker is not in a futex system call")
+    # The lock was taken with acquire() before the fork: memory cannot say who holds it.
+    waits = blocked_on(main)
+    if waits.get("kind") != "lock" or not waits.get("owner_unknown"):
+        problems.append("worker not blocked on a Lock with its owner unknown: %r" % waits)
     return problems
 
 
