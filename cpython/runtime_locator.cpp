@@ -13,6 +13,7 @@ namespace {
 constexpr uint64_t kChunk = 64 * 1024;
 constexpr uint64_t kBssSlack = 4 << 20;  // .bss past a module's file mapping is anonymous memory
 constexpr size_t kThreadsChecked = 4;
+constexpr uint64_t kSearchBudget = 256ull << 20;  // bytes one search may ask for, in all
 
 // `mov disp32(%rip), %rax; ret`: 48 8b 05 <disp32> c3.
 std::optional<uint64_t> decode_rip_relative_load(const AddressSpace& memory, uint64_t function) {
@@ -42,23 +43,40 @@ std::vector<MemoryRange> ranges_to_search(const Target& target) {
   return chosen.empty() ? writable : chosen;
 }
 
-std::optional<uint64_t> search_data(const Target& target, const Layout& layout) {
-  const AddressSpace& memory = target.memory();
-  const auto head = static_cast<uint64_t>(layout.runtime.interpreters_head);
+// Every aligned word of the ranges to search, chunk by chunk, until `accept(address, word)` says
+// yes; the address it accepted. Bounded: at most kSearchBudget bytes are asked for in all, since a
+// corrupt core can claim a writable range of terabytes, where the interpreter's static data
+// takes a few MB; and a range ending near 2^64 cannot wrap the chunk address around.
+template <typename Accept>
+std::optional<uint64_t> scan_words(const Target& target, Accept accept) {
   std::vector<uint64_t> words(kChunk / 8);
+  uint64_t budget = kSearchBudget;
   for (const MemoryRange& range : ranges_to_search(target)) {
-    for (uint64_t chunk = range.start; chunk < range.end; chunk += kChunk) {
-      uint64_t size = std::min(kChunk, range.end - chunk);
+    for (uint64_t chunk = range.start; chunk < range.end && budget > 0;) {
+      const uint64_t size = std::min({kChunk, range.end - chunk, budget});
+      budget -= size;
       auto span = std::as_writable_bytes(std::span(words)).first(size);
-      if (!memory.read(chunk, span)) continue;  // not saved in the core: nothing to find there
-      for (uint64_t i = 0; i < size / 8; ++i) {
-        if (!aligned_pointer(words[i]) || chunk + 8 * i < range.start + head) continue;
-        uint64_t candidate = chunk + 8 * i - head;
-        if (runtime_is_plausible(memory, layout, candidate)) return candidate;
+      if (target.memory().read(chunk, span)) {  // else not saved in the core: nothing to find
+        for (uint64_t i = 0; i < size / 8; ++i) {
+          if (accept(chunk + 8 * i, words[i])) return chunk + 8 * i;
+        }
       }
+      if (range.end - chunk <= size) break;
+      chunk += size;
     }
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> search_data(const Target& target, const Layout& layout) {
+  const auto head = static_cast<uint64_t>(layout.runtime.interpreters_head);
+  // The word is the interpreter list's head; the runtime starts `head` bytes before it.
+  auto found = scan_words(target, [&](uint64_t address, uint64_t word) {
+    if (!aligned_pointer(word) || address < head) return false;
+    return runtime_is_plausible(target.memory(), layout, address - head);
+  });
+  if (!found) return std::nullopt;
+  return *found - head;
 }
 
 }  // namespace
@@ -67,18 +85,7 @@ std::optional<uint64_t> find_debug_offsets_cookie(const Target& target) {
   static constexpr char kCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
   uint64_t cookie_word;
   std::memcpy(&cookie_word, kCookie, sizeof(cookie_word));
-  std::vector<uint64_t> words(kChunk / 8);
-  for (const MemoryRange& range : ranges_to_search(target)) {
-    for (uint64_t chunk = range.start; chunk < range.end; chunk += kChunk) {
-      uint64_t size = std::min(kChunk, range.end - chunk);
-      auto span = std::as_writable_bytes(std::span(words)).first(size);
-      if (!target.memory().read(chunk, span)) continue;
-      for (uint64_t i = 0; i < size / 8; ++i) {
-        if (words[i] == cookie_word) return chunk + 8 * i;
-      }
-    }
-  }
-  return std::nullopt;
+  return scan_words(target, [&](uint64_t, uint64_t word) { return word == cookie_word; });
 }
 
 bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cpython/layouts/all_layouts.h"
+#include "cpython/runtime_locator.h"
 #include "cpython/stack_walker.h"
 #include "memory_image.h"
 
@@ -105,3 +106,33 @@ TEST_F(CorruptChains, InterpreterCycleGivesAWarningNotALoop) {
 }
 
 }  // namespace
+
+namespace {
+
+// A target whose core claims a writable range of almost 2^64 bytes, with nothing saved in it but
+// one page, and no symbols: what a corrupt program header looks like to the runtime search.
+class AbsurdRangeTarget : public cpython::Target {
+ public:
+  AbsurdRangeTarget() { image_.map(0x1000, 0x1000); }
+  const cpython::AddressSpace& memory() const override { return image_; }
+  std::optional<uint64_t> find_symbol(std::string_view) const override { return std::nullopt; }
+  std::vector<cpython::NativeThread> threads() const override { return {}; }
+  std::vector<cpython::MappedModule> modules() const override { return {}; }
+  std::vector<cpython::MemoryRange> writable_ranges() const override {
+    return {{0x1000, ~uint64_t{0} - 0x10}};
+  }
+
+ private:
+  test_support::MemoryImage image_;
+};
+
+}  // namespace
+
+// Found by fuzz_core: the search read the claimed range chunk by chunk, for ever.
+TEST(RuntimeSearch, AnAbsurdWritableRangeEndsTheSearchWithinItsBudget) {
+  AbsurdRangeTarget target;
+  for (const Layout* layout : all_layouts()) {
+    EXPECT_FALSE(locate_runtime(target, *layout)) << layout->name;
+  }
+  EXPECT_FALSE(find_debug_offsets_cookie(target));
+}

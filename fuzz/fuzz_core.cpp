@@ -1,0 +1,41 @@
+// libFuzzer target: a core file from any bytes through everything coreanalyze does without
+// --native: the core reader (notes, segments, NT_FILE), the symbol note of snapshot cores, the
+// version probe and layout check, the walker over the core's memory, thread names, the
+// diagnosis (locks, cycles) and the text and JSON reports. Seeded with the snapshot cores of
+// tests/corpus, whose mutations are corrupt process memory for the walker.
+#include <cstddef>
+#include <cstdint>
+
+#include "coreanalyze/core_target.h"
+#include "cpython/analyzer.h"
+#include "diagnosis/diagnosis.h"
+#include "fuzz/memory_file.h"
+#include "report/json_report.h"
+#include "report/stack_report.h"
+
+using namespace hangpy;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::MemoryFile file(data, size);
+  if (!file.ok()) return 0;
+  coreanalyze::CoreOptions options;
+  options.core_path = file.path();
+  // The binaries a mutated core names must not be read from this machine: only the core counts.
+  options.sysroot = "/nonexistent-hangpy-fuzz-sysroot";
+  auto target = coreanalyze::CoreTarget::open(options);
+  if (!target) return 0;
+  auto stacks = cpython::analyze(**target, cpython::AnalyzeOptions{});
+  if (!stacks) return 0;
+  diagnosis::DiagnosisInput why;
+  why.stacks = &*stacks;
+  why.memory = &(*target)->memory();
+  why.os_threads = (*target)->threads();
+  why.pid = (*target)->process().pid;
+  const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
+  (void)report::format_process(*stacks, nullptr, report::TextStyle{}, &diagnosis);
+  report::AnalysedInput input;
+  input.process = (*target)->process();
+  nlohmann::json document = report::process_document(input, *stacks);
+  (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return 0;
+}
