@@ -167,6 +167,14 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
     }
     line.max_stop_ms = *limit;
   }
+  if (vm.count("hold-stopped")) {
+    auto hold = parse_decimal<int>(vm["hold-stopped"].as<std::string>());
+    if (!hold || *hold < 0 || *hold > 600000) {
+      fmt::print(stderr, "coreanalyze: --hold-stopped wants milliseconds from 0 to 600000\n");
+      return kExitUsage;
+    }
+    line.hold_stopped_ms = *hold;
+  }
   return parse_shared_options(vm, line);
 }
 
@@ -199,7 +207,10 @@ std::optional<int> parse_shared_options(const po::variables_map& vm, CommandLine
 std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) {
   po::options_description visible = visible_options();
   po::options_description all;
-  all.add(visible).add_options()("core", po::value<std::string>());
+  // --hold-stopped MS keeps a live process stopped that much longer after its stacks are read:
+  // only so that tests can signal coreanalyze, or pass --max-stop, while the process is stopped.
+  all.add(visible).add_options()("core", po::value<std::string>())(
+      "hold-stopped", po::value<std::string>());
   po::positional_options_description positional;
   positional.add("core", 1);
   po::variables_map vm;

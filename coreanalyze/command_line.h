@@ -24,6 +24,7 @@ struct CommandLine {
   std::vector<int> pids;    // --pid: live processes instead of a core, analysed in turn
   bool nonblocking = false; // --nonblocking: read a live process without stopping it
   int max_stop_ms = 2000;   // --max-stop: longest a live process may be held stopped
+  int hold_stopped_ms = 0;  // --hold-stopped (hidden, for tests): keep it stopped this long more
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

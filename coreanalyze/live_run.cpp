@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -96,6 +97,9 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     why.pid = pid;
     why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
     diagnosis = diagnosis::diagnose(why);
+  }
+  if (line.hold_stopped_ms > 0 && stopped) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
   }
   if (stopped) read.stopped_for = stopped->release();
 
