@@ -55,6 +55,27 @@ std::string describe_read(int pid, const LiveRead& read) {
                                                 std::chrono::nanoseconds{0})));
 }
 
+// What an analysis reads from the process besides the stacks (--locals, the diagnosis), read
+// after the stacks and kept beside them.
+struct StackDetails {
+  std::optional<report::LocalsByFrame> locals;
+  std::optional<diagnosis::ProcessDiagnosis> diagnosis;
+};
+
+StackDetails read_details(const CommandLine& line, const LiveTarget& live,
+                          const cpython::ProcessStacks& stacks) {
+  StackDetails details;
+  if (line.locals) details.locals = report::read_all_locals(live.memory(), stacks);
+  diagnosis::DiagnosisInput why;
+  why.stacks = &stacks;
+  why.memory = &live.memory();
+  why.os_threads = live.threads();
+  why.pid = live.process().pid;
+  why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
+  details.diagnosis = diagnosis::diagnose(why);
+  return details;
+}
+
 // One process: its report printed (text) or added to `documents` (--json).
 int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
   auto target = LiveTarget::open(pid);
@@ -70,38 +91,31 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   read.nonblocking = line.nonblocking;
   std::unique_ptr<StoppedProcess> stopped;
   if (!line.nonblocking) {
-    // A first pass with the process running opens its binaries and finds their symbols, so that
-    // the stopped pass only reads memory.
-    (void)cpython::analyze(live, options);
+    // A first pass with the process running opens its binaries, finds their symbols and reads
+    // every page the analysis needs. While the process is stopped those pages are read anew, in
+    // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
+    // after it is released, from the pages read while it was stopped (a page the first pass did
+    // not need is read from the running process).
+    if (auto first = cpython::analyze(live, options)) (void)read_details(line, live, *first);
     auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
     if (!stop) {
       fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
       return exit_code_for(stop.error());
     }
     stopped = std::move(*stop);
-    live.forget_memory();  // what the first pass read is stale
     live.set_registers(stopped->threads());
+    live.refresh_memory();
     read.stopped_threads = stopped->threads().size();
   }
-  // Everything that reads the process's memory happens in the stopped window.
   auto stacks = cpython::analyze(live, options);
-  std::optional<report::LocalsByFrame> locals;
-  std::optional<diagnosis::ProcessDiagnosis> diagnosis;
-  const std::vector<cpython::NativeThread> os_threads = live.threads();
-  if (stacks) {
-    if (line.locals) locals = report::read_all_locals(live.memory(), *stacks);
-    diagnosis::DiagnosisInput why;
-    why.stacks = &*stacks;
-    why.memory = &live.memory();
-    why.os_threads = os_threads;
-    why.pid = pid;
-    why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
-    diagnosis = diagnosis::diagnose(why);
-  }
   if (line.hold_stopped_ms > 0 && stopped) {
     std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
   }
   if (stopped) read.stopped_for = stopped->release();
+  StackDetails details;
+  if (stacks) details = read_details(line, live, *stacks);
+  auto& locals = details.locals;
+  auto& diagnosis = details.diagnosis;
 
   if (!stacks) {
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
@@ -112,16 +126,19 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   input.process = live.process();
   for (const auto& module : live.modules()) input.modules.push_back(module.path);
   input.warnings = live.warnings();
+  // Source lines are quoted from the process's own files, inside its container or chroot.
+  CommandLine shown = line;
+  shown.core.sysroot = fmt::format("/proc/{}/root", pid);
   Findings found;
   found.locals = locals ? &*locals : nullptr;
   found.diagnosis = diagnosis ? &*diagnosis : nullptr;
   if (line.json) {
-    nlohmann::json document = json_document(line, input, *stacks, found);
+    nlohmann::json document = json_document(shown, input, *stacks, found);
     add_live_facts(document, read);
     documents.push_back(std::move(document));
   } else {
     fmt::print(stderr, "coreanalyze: note: {}\n", describe_read(pid, read));
-    print_text(line, input, *stacks, found);
+    print_text(shown, input, *stacks, found);
   }
   return stacks->partial() ? kExitPartial : kExitSuccess;
 }

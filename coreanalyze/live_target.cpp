@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <climits>
 
 #include <algorithm>
 #include <cerrno>
@@ -104,7 +105,8 @@ class LiveMemory final : public cpython::AddressSpace {
       const uint64_t at = address + done;
       if (at < address) return make_error(ErrorKind::kUnmapped, "address past 2^64", at);
       const uint64_t page = symbols::align_down(at, page_size_);
-      const std::vector<std::byte>* bytes = page_at(page);
+      const std::vector<std::byte>* bytes =
+          last_page_ != nullptr && last_page_address_ == page ? last_page_ : page_at(page);
       if (bytes == nullptr) {
         return make_error(ErrorKind::kUnmapped,
                           fmt::format("process {} does not map this address", pid_), at);
@@ -117,8 +119,48 @@ class LiveMemory final : public cpython::AddressSpace {
     return {};
   }
 
+  // Reads every page kept again, as the process has it now, in a few system calls (up to
+  // IOV_MAX pages each): when a first pass ran with the process running, the pass that follows
+  // in the stopped window then finds the pages it needs in place. Pages that cannot be read now
+  // are dropped, as are the unreadable ones kept (they are tried again on demand).
+  void refresh() {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    std::vector<uint64_t> addresses;
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      if (it->second) {
+        addresses.push_back(it->first);
+        ++it;
+      } else {
+        it = pages_.erase(it);
+      }
+    }
+    constexpr size_t kBatch = IOV_MAX;
+    std::vector<iovec> local, remote;
+    for (size_t first = 0; first < addresses.size();) {
+      local.clear();
+      remote.clear();
+      for (size_t i = first; i < addresses.size() && local.size() < kBatch; ++i) {
+        std::vector<std::byte>& bytes = *pages_[addresses[i]];
+        local.push_back({bytes.data(), bytes.size()});
+        remote.push_back({reinterpret_cast<void*>(addresses[i]), bytes.size()});
+      }
+      const ssize_t count = process_vm_readv(pid_, local.data(), local.size(), remote.data(),
+                                             remote.size(), 0);
+      // A short read stops at the first page that failed: drop it, go on after it.
+      const size_t whole = count < 0 ? 0 : static_cast<size_t>(count) / page_size_;
+      if (whole == local.size()) {
+        first += whole;
+        continue;
+      }
+      pages_.erase(addresses[first + whole]);
+      first += whole + 1;
+    }
+  }
+
   void forget() {
     std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
     pages_.clear();
   }
 
@@ -127,8 +169,16 @@ class LiveMemory final : public cpython::AddressSpace {
   // kernel refuses it). Past kMaxKeptPages the pages are read again each time.
   const std::vector<std::byte>* page_at(uint64_t page) const {
     static constexpr size_t kMaxKeptPages = 16384;  // 64 MiB of 4 KiB pages
-    if (auto it = pages_.find(page); it != pages_.end()) return it->second ? &*it->second : nullptr;
-    if (pages_.size() >= kMaxKeptPages) pages_.clear();
+    if (auto it = pages_.find(page); it != pages_.end()) {
+      if (!it->second) return nullptr;
+      last_page_address_ = page;
+      last_page_ = &*it->second;
+      return last_page_;
+    }
+    if (pages_.size() >= kMaxKeptPages) {
+      pages_.clear();
+      last_page_ = nullptr;
+    }
     std::optional<std::vector<std::byte>> bytes(std::in_place, page_size_);
     iovec local{bytes->data(), bytes->size()};
     iovec remote{reinterpret_cast<void*>(page), bytes->size()};
@@ -136,12 +186,18 @@ class LiveMemory final : public cpython::AddressSpace {
       bytes.reset();
     }
     auto [it, inserted] = pages_.emplace(page, std::move(bytes));
-    return it->second ? &*it->second : nullptr;
+    if (!it->second) return nullptr;
+    last_page_address_ = page;
+    last_page_ = &*it->second;
+    return last_page_;
   }
 
   const int pid_;
   const uint64_t page_size_;
   mutable std::unordered_map<uint64_t, std::optional<std::vector<std::byte>>> pages_;
+  // The page the last read ended in: most reads are a few bytes from the one before.
+  mutable uint64_t last_page_address_ = 0;
+  mutable const std::vector<std::byte>* last_page_ = nullptr;
   mutable std::mutex mutex_;
 };
 
@@ -212,6 +268,7 @@ class LiveTargetImpl final : public LiveTarget {
     registers_ = std::move(threads);
   }
   void forget_memory() override { memory_.forget(); }
+  void refresh_memory() override { memory_.refresh(); }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     for (size_t i : search_order_) {

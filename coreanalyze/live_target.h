@@ -1,5 +1,5 @@
 // A running process as the engine's Target, read-only: memory through process_vm_readv (a page
-// at a time, kept until forget_memory()), modules
+// at a time, kept until forget_memory() or read anew by refresh_memory()), modules
 // from /proc/PID/maps with their files opened through /proc/PID/root (so a process in a container
 // or chroot resolves its own files) or /proc/PID/map_files, the process's facts from /proc/PID.
 // Threads come from /proc/PID/task; their registers from ptrace while the process is stopped
@@ -40,6 +40,8 @@ class LiveTarget : public cpython::Target {
   virtual void set_registers(std::vector<cpython::NativeThread> threads) = 0;
   // Drops the memory read so far (kept by page): what is read next is the process's memory now.
   virtual void forget_memory() = 0;
+  // Reads again every page kept, in a few system calls, as the process has it now.
+  virtual void refresh_memory() = 0;
 };
 
 // One line for a failed ptrace or /proc access to `pid`, from errno: says what to do when it is
