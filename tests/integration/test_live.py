@@ -8,6 +8,7 @@ the programs write about themselves.
   /proc/PID/root, with no --sysroot;
 - why_misc_waits.py: every thread is mid-syscall (futex, clock_nanosleep, recvfrom, select,
   read...): each shows its system call and what it is blocked on;
+- coreanalyze run as another user without privileges: exit code 10, one line saying what to do;
 - a process already traced by gdb: exit code 10, one line naming the tracer, and the process
   still traced by gdb (untouched); once gdb has detached, --pid works;
 - the process is running and not stopped (/proc/PID/stat state S or R, never t or T) after
@@ -219,6 +220,27 @@ def gdb_case(coreanalyze, interpreter, workdir):
         return problems
 
 
+def permission_case(coreanalyze, interpreter, workdir):
+    """coreanalyze as another, unprivileged user on our process: exit code 10, one line saying
+    what to do, the process untouched. None when this cannot be arranged (not root, no setpriv)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        process.wait_for_ground_truth()
+        argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", coreanalyze,
+                "--pid", str(process.pid)]
+        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                timeout=RUN_TIMEOUT)
+        err = result.stderr.decode("utf-8", "replace")
+        problems = []
+        if result.returncode != EXIT_NOT_PERMITTED:
+            problems.append("exit code %d, want %d: %s" % (result.returncode, EXIT_NOT_PERMITTED, err))
+        if len(err.strip().splitlines()) != 1 or "CAP_SYS_PTRACE" not in err:
+            problems.append("stderr %r: want one line that says what to do" % err)
+        return problems + running_problems(process.pid, "after a refusal")
+
+
 def wait_until_stopped(pid, coreanalyze_process, timeout=20):
     deadline = time.time() + timeout
     while time.time() < deadline and coreanalyze_process.poll() is None:
@@ -356,6 +378,11 @@ def main():
                 results.report("SKIP", "%s traced by gdb" % name, ["gdb is not installed"])
             else:
                 results.check("%s already traced by gdb" % name, problems)
+            problems = permission_case(args.coreanalyze, interpreter, workdir_for(interpreter))
+            if problems is None:
+                results.report("SKIP", "%s not permitted" % name, ["needs root and setpriv"])
+            else:
+                results.check("%s not permitted (another user, no CAP_SYS_PTRACE)" % name, problems)
             label, problems = stop_time_case(args.coreanalyze, interpreter, workdir_for(interpreter))
             results.check("%s %s" % (name, label), problems)
             several = (stop_cases * 2)[:max(2, min(3, len(stop_cases)))]
