@@ -139,11 +139,13 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
       return kExitUsage;
     }
   }
-  for (const char* option : {"native", "native-all", "inlined"}) {
-    if (vm.count(option)) {
-      fmt::print(stderr, "coreanalyze: --{} is not supported with --pid yet (take a core: gcore "
-                 "PID)\n", option);
-      return kExitUsage;
+  if (vm.count("nonblocking")) {
+    for (const char* option : {"native", "native-all", "inlined"}) {
+      if (vm.count(option)) {
+        fmt::print(stderr, "coreanalyze: --{} needs the registers of the stopped threads: it does "
+                   "not go with --nonblocking\n", option);
+        return kExitUsage;
+      }
     }
   }
   for (const std::string& given : vm["pid"].as<std::vector<std::string>>()) {

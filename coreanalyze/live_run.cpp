@@ -1,5 +1,6 @@
 #include "coreanalyze/live_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -8,6 +9,7 @@
 
 #include "coreanalyze/exit_codes.h"
 #include "coreanalyze/live_target.h"
+#include "coreanalyze/native_stacks.h"
 #include "coreanalyze/print_analysis.h"
 #include "coreanalyze/process_stop.h"
 #include "cpython/analyzer.h"
@@ -76,6 +78,33 @@ StackDetails read_details(const CommandLine& line, const LiveTarget& live,
   return details;
 }
 
+// --native: every thread's native stack, unwound by libdwfl from the registers read while the
+// process is stopped and its memory as read then, with the Python frames spliced in.
+report::MergedStacks unwind_native(const CommandLine& line, const LiveTarget& live,
+                                   const StoppedProcess& stopped,
+                                   const cpython::ProcessStacks& stacks) {
+  constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
+  native::DwflCoreOptions options;
+  options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
+  options.inlined_frames = line.inlined;
+  options.memory = &live.memory();
+  for (const auto& thread : stopped.dwarf_registers())
+    options.threads.push_back({thread.lwp, thread.dwarf});
+  for (const cpython::MappedModule& module : live.modules())
+    options.modules.push_back({module.path, module.start, module.end});
+  if (auto vdso = live.vdso()) {
+    std::vector<std::byte> image(std::min(kMaxVdsoBytes, vdso->end - vdso->start));
+    if (live.memory().read(vdso->start, image)) {
+      options.vdso_image = std::move(image);
+      options.vdso_address = vdso->start;
+    }
+  }
+  options.module_file = [&live](const std::string& recorded_path) {
+    return live.module_file(recorded_path);
+  };
+  return merge_native_stacks(std::move(options), stacks, line.native_all);
+}
+
 // One process: its report printed (text) or added to `documents` (--json).
 int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
   auto target = LiveTarget::open(pid);
@@ -108,6 +137,8 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     read.stopped_threads = stopped->threads().size();
   }
   auto stacks = cpython::analyze(live, options);
+  std::optional<report::MergedStacks> merged;
+  if (line.native && stacks && stopped) merged = unwind_native(line, live, *stopped, *stacks);
   if (line.hold_stopped_ms > 0 && stopped) {
     std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
   }
@@ -132,6 +163,10 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   Findings found;
   found.locals = locals ? &*locals : nullptr;
   found.diagnosis = diagnosis ? &*diagnosis : nullptr;
+  found.merged = merged ? &*merged : nullptr;
+  std::optional<report::CallNotes> call_notes;
+  if (merged && !line.json) call_notes = report::find_call_notes(live.memory(), *stacks->layout, *merged);
+  found.call_notes = call_notes ? &*call_notes : nullptr;
   if (line.json) {
     nlohmann::json document = json_document(shown, input, *stacks, found);
     add_live_facts(document, read);

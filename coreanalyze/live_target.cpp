@@ -292,6 +292,21 @@ class LiveTargetImpl final : public LiveTarget {
     return std::nullopt;
   }
 
+  std::optional<std::string> module_file(const std::string& recorded_path) const override {
+    for (const Module& module : modules_) {
+      if (module.recorded_path != recorded_path) continue;
+      const symbols::ElfFile* file = file_of(module);
+      return file ? std::optional<std::string>(file->path()) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<cpython::MemoryRange> vdso() const override {
+    for (const MapsLine& line : maps_)
+      if (line.path == "[vdso]") return cpython::MemoryRange{line.start, line.end};
+    return std::nullopt;
+  }
+
   std::vector<cpython::NativeThread> threads() const override {
     if (registers_) return *registers_;
     std::vector<cpython::NativeThread> result;

@@ -34,6 +34,11 @@ class LiveTarget : public cpython::Target {
   virtual const cpython::ProcessInfo& process() const = 0;
   virtual const std::vector<std::string>& warnings() const = 0;
   virtual std::optional<std::string> function_at(uint64_t pc) const = 0;
+  // The host path of the file the process mapped at `recorded_path` (as /proc/PID/maps names
+  // it), opened on first need; nullopt when there is none.
+  virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
+  // Where the vDSO is mapped ([start, end)), if it is.
+  virtual std::optional<cpython::MemoryRange> vdso() const = 0;
   // The threads' registers as ptrace read them while the process was stopped; until this is
   // called (and with --nonblocking), threads() reads /proc/PID/task/TID/syscall, which has no
   // thread pointer (fs_base).

@@ -172,11 +172,16 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
       if (raw_ptrace(PTRACE_GETREGS, tid, reinterpret_cast<uintptr_t>(&regs)) == 0) {
         // raw syscall: the data argument is where the kernel writes
         threads_.push_back(thread_registers(tid, regs));
+        const user_regs_struct& r = regs;
+        dwarf_registers_.push_back({tid, {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
+                                          r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
+                                          r.rip}});
       }
     }
   }
-  std::sort(threads_.begin(), threads_.end(),
-            [](const auto& a, const auto& b) { return a.lwp < b.lwp; });
+  const auto by_lwp = [](const auto& a, const auto& b) { return a.lwp < b.lwp; };
+  std::sort(threads_.begin(), threads_.end(), by_lwp);
+  std::sort(dwarf_registers_.begin(), dwarf_registers_.end(), by_lwp);
   return {};
 }
 

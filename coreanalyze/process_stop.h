@@ -6,7 +6,9 @@
 // kExitStopTimeout (one line on stderr). One process at a time.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -25,6 +27,13 @@ class StoppedProcess {
 
   // Each stopped thread with its registers (fs_base, pc, sp, the system call it is in).
   const std::vector<cpython::NativeThread>& threads() const { return threads_; }
+  // The same threads' general registers in x86-64 DWARF numbering (rax, rdx, rcx, rbx, rsi, rdi,
+  // rbp, rsp, r8-r15, then the pc), for unwinding their native stacks.
+  struct DwarfRegisters {
+    int64_t lwp = 0;
+    std::array<uint64_t, 17> dwarf{};
+  };
+  const std::vector<DwarfRegisters>& dwarf_registers() const { return dwarf_registers_; }
   // Detaches every thread (once); returns how long the process was held stopped: from the first
   // PTRACE_INTERRUPT to the last PTRACE_DETACH.
   std::chrono::nanoseconds release();
@@ -35,6 +44,7 @@ class StoppedProcess {
 
   const int pid_;
   std::vector<cpython::NativeThread> threads_;
+  std::vector<DwarfRegisters> dwarf_registers_;
   std::chrono::steady_clock::time_point stopped_at_;
   std::chrono::nanoseconds stopped_for_{0};
   bool released_ = false;

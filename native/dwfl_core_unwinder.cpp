@@ -194,14 +194,21 @@ Expected<void> DwflCoreUnwinder::Impl::report_modules() {
 
 Expected<void> DwflCoreUnwinder::Impl::attach() {
   elf_version(EV_CURRENT);
-  core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (core_fd.get() < 0)
-    return make_error(ErrorKind::kIo,
-                      fmt::format("cannot open {}: {}", options.core_path, std::strerror(errno)));
-  core_elf.reset(elf_begin(core_fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!core_elf)
-    return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("{}: {}", options.core_path, elf_errmsg(-1)));
+  // A live process has no core: the shell gives its memory, threads and modules, and libdwfl
+  // takes the machine from the first module it can open.
+  const bool no_core = options.core_path.empty();
+  if (no_core && (options.memory == nullptr || options.threads.empty() || options.modules.empty()))
+    return make_error(ErrorKind::kInvalidInput, "no core, and no memory, threads and modules");
+  if (!no_core) {
+    core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (core_fd.get() < 0)
+      return make_error(ErrorKind::kIo,
+                        fmt::format("cannot open {}: {}", options.core_path, std::strerror(errno)));
+    core_elf.reset(elf_begin(core_fd.get(), ELF_C_READ_MMAP, nullptr));
+    if (!core_elf)
+      return make_error(ErrorKind::kInvalidInput,
+                        fmt::format("{}: {}", options.core_path, elf_errmsg(-1)));
+  }
   callbacks.find_elf = &Impl::find_elf;
   callbacks.find_debuginfo = &Impl::find_debuginfo;
   callbacks.section_address = dwfl_offline_section_address;

@@ -35,6 +35,7 @@ struct ReportedModule {
 };
 
 struct DwflCoreOptions {
+  // Empty for a live process: then memory, threads and modules below must all be given.
   std::string core_path;
   ModuleFileFinder module_file;
   // Separate debug files are looked up by build-id under sysroot + /usr/lib/debug/.build-id first,

@@ -6,6 +6,9 @@ the programs write about themselves.
   its deadlock is diagnosed, with the process held stopped (the stop time is in --json) and with
   --nonblocking (never stopped); processes in the Debian chroots resolve their own files through
   /proc/PID/root, with no --sysroot;
+- --native-all on deadlock.py under the interpreters test_native.py covers: the same checks of
+  the merged stacks as on a core (libdwfl unwinds from the registers and memory read while the
+  process is stopped);
 - why_misc_waits.py: every thread is mid-syscall (futex, clock_nanosleep, recvfrom, select,
   read...): each shows its system call and what it is blocked on;
 - coreanalyze run as another user without privileges: exit code 10, one line saying what to do;
@@ -39,6 +42,7 @@ import cores  # noqa: E402
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 import test_diagnosis  # noqa: E402
+import test_native  # noqa: E402
 from results import Results  # noqa: E402
 
 NAMES = interpreters.names("integration")
@@ -163,6 +167,16 @@ def stacks_case(coreanalyze, interpreter, workdir):
                 problems.append("thread %s: frames %r, ground truth %r"
                                 % (ident, found, truth["threads"][ident]["frames"]))
         yield "nonblocking", problems
+
+
+def native_case(coreanalyze, interpreter, workdir):
+    """--native-all on deadlock.py, live: test_native's checks of every merged stack (the Python
+    frames are the ground truth's, none of the eval loop left native, the lock waits in order)
+    and of the text, given --pid=PID where they pass a core."""
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        truth = process.wait_for_ground_truth()
+        problems = test_native.check_core(coreanalyze, "--pid=%d" % process.pid, truth)
+        return problems + running_problems(process.pid, "after --native-all")
 
 
 def syscall_case(coreanalyze, interpreter, workdir):
@@ -361,6 +375,14 @@ def main():
                     results.check("%s deadlock --pid %s" % (name, label), problems)
             except (cores.CoreError, subprocess.TimeoutExpired) as error:
                 results.check("%s deadlock --pid" % name, [str(error)])
+        for name, interpreter in installed:
+            if name not in test_native.NAMES:
+                continue
+            try:
+                results.check("%s deadlock --pid --native-all" % name,
+                              native_case(args.coreanalyze, interpreter, workdir_for(interpreter)))
+            except (cores.CoreError, subprocess.TimeoutExpired) as error:
+                results.check("%s deadlock --pid --native-all" % name, [str(error)])
         stop_cases = [(n, i) for n, i in installed if n in STOP_CASE_NAMES or args.interpreter]
         for name, interpreter in stop_cases:
             try:
