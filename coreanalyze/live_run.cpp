@@ -65,24 +65,26 @@ struct StackDetails {
 };
 
 StackDetails read_details(const CommandLine& line, const LiveTarget& live,
-                          const cpython::ProcessStacks& stacks) {
+                          const cpython::ProcessStacks& stacks,
+                          const report::MergedStacks* merged) {
   StackDetails details;
   if (line.locals) details.locals = report::read_all_locals(live.memory(), stacks);
   diagnosis::DiagnosisInput why;
   why.stacks = &stacks;
   why.memory = &live.memory();
   why.os_threads = live.threads();
+  why.native = merged;
   why.pid = live.process().pid;
   why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
   details.diagnosis = diagnosis::diagnose(why);
   return details;
 }
 
-// --native: every thread's native stack, unwound by libdwfl from the registers read while the
-// process is stopped and its memory as read then, with the Python frames spliced in.
-report::MergedStacks unwind_native(const CommandLine& line, const LiveTarget& live,
-                                   const StoppedProcess& stopped,
-                                   const cpython::ProcessStacks& stacks) {
+// --native: libdwfl set to unwind every thread from the registers read while the process is
+// stopped and its memory (call walk() while it still is).
+Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandLine& line,
+                                                                  const LiveTarget& live,
+                                                                  const StoppedProcess& stopped) {
   constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
   native::DwflCoreOptions options;
   options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
@@ -102,7 +104,7 @@ report::MergedStacks unwind_native(const CommandLine& line, const LiveTarget& li
   options.module_file = [&live](const std::string& recorded_path) {
     return live.module_file(recorded_path);
   };
-  return merge_native_stacks(std::move(options), stacks, line.native_all);
+  return native::DwflCoreUnwinder::open(std::move(options));
 }
 
 // One process: its report printed (text) or added to `documents` (--json).
@@ -125,7 +127,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
     // after it is released, from the pages read while it was stopped (a page the first pass did
     // not need is read from the running process).
-    if (auto first = cpython::analyze(live, options)) (void)read_details(line, live, *first);
+    if (auto first = cpython::analyze(live, options)) (void)read_details(line, live, *first, nullptr);
     auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
     if (!stop) {
       fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
@@ -137,14 +139,20 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     read.stopped_threads = stopped->threads().size();
   }
   auto stacks = cpython::analyze(live, options);
-  std::optional<report::MergedStacks> merged;
-  if (line.native && stacks && stopped) merged = unwind_native(line, live, *stopped, *stacks);
+  // --native: the stacks are walked while the process is stopped, their symbols looked up after.
+  std::optional<Expected<std::unique_ptr<native::DwflCoreUnwinder>>> unwinder;
+  if (line.native && stacks && stopped) {
+    unwinder = open_unwinder(line, live, *stopped);
+    if (*unwinder) (**unwinder)->walk();
+  }
   if (line.hold_stopped_ms > 0 && stopped) {
     std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
   }
   if (stopped) read.stopped_for = stopped->release();
+  std::optional<report::MergedStacks> merged;
+  if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
   StackDetails details;
-  if (stacks) details = read_details(line, live, *stacks);
+  if (stacks) details = read_details(line, live, *stacks, merged ? &*merged : nullptr);
   auto& locals = details.locals;
   auto& diagnosis = details.diagnosis;
 

@@ -516,6 +516,10 @@ LiveFailure describe_access_failure(int pid, int error_number, const std::string
 }
 
 LiveExpected<std::unique_ptr<LiveTarget>> LiveTarget::open(int pid) {
+  if (pid == getpid()) {
+    return std::unexpected(LiveFailure{LiveFailure::Kind::kOther,
+                                       fmt::format("process {} is coreanalyze itself", pid)});
+  }
   auto maps = read_proc_file(fmt::format("/proc/{}/maps", pid));
   if (!maps) return std::unexpected(describe_access_failure(pid, errno, "read the mappings of"));
   if (maps->empty()) {

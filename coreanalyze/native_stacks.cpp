@@ -75,12 +75,12 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };
-  return merge_native_stacks(std::move(unwinder_options), stacks, all_threads);
+  auto opened = native::DwflCoreUnwinder::open(std::move(unwinder_options));
+  return merge_native_stacks(opened, stacks, all_threads);
 }
 
-report::MergedStacks merge_native_stacks(native::DwflCoreOptions unwinder_options,
+report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflCoreUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads) {
-  auto opened = native::DwflCoreUnwinder::open(std::move(unwinder_options));
   auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
     if (!opened) return std::unexpected(opened.error());
     return (*opened)->unwind(lwp);

@@ -17,9 +17,9 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames);
 
-// The same from unwinder options a shell filled (a live process: its memory, registers and
-// modules, no core).
-report::MergedStacks merge_native_stacks(native::DwflCoreOptions unwinder_options,
+// The same from an unwinder a shell opened itself (a live process: its memory, registers and
+// modules, no core), which may have walked its threads already.
+report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflCoreUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads);
 
 }  // namespace hangpy::coreanalyze

@@ -68,6 +68,11 @@ class DwflCoreUnwinder final : public NativeUnwinder {
   static Expected<std::unique_ptr<DwflCoreUnwinder>> open(DwflCoreOptions options);
   ~DwflCoreUnwinder() override;
 
+  // Walks every thread's stack now, through the memory and registers as they are at this call;
+  // the frames' symbols are looked up later, on the first unwind(). A live process need be
+  // stopped only for this. (unwind() calls it when it has not been.)
+  void walk();
+
   // The first call walks every thread of the core at once (libdwfl leaks a core's state when it
   // is walked thread by thread) and keeps the stacks; later calls answer from them.
   Expected<NativeStack> unwind(int64_t lwp) override;
