@@ -55,14 +55,22 @@ po::options_description visible_options() {
        "binaries needed")
       ("context", po::value<std::string>()->value_name("N"),
        "show N source lines before and after each Python frame's line (0 to 100)")
+      ("pid", po::value<std::vector<std::string>>()->composing()->value_name("PID"),
+       "analyse the running process PID instead of a core (repeat, or PID,PID,..., for several); "
+       "its threads are stopped only while their stacks are read")
+      ("nonblocking", "--pid: read the process without stopping it (a stack may come out torn)")
+      ("max-stop", po::value<std::string>()->value_name("MS"),
+       "--pid: release the process and give up when it has been stopped this long (default 2000)")
       ("no-color", "never color the text output (so does a non-empty NO_COLOR variable)");
   return options;
 }
 
 void print_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze CORE [options]\n"
-         "Prints every thread's Python stack from a core of a CPython process.\n"
-         "CORE may be - to read the core from standard input (a file or a pipe).\n\n"
+         "       coreanalyze --pid PID [--pid PID...] [options]\n"
+         "Prints every thread's Python stack from a core of a CPython process, or of a running one.\n"
+         "CORE may be - to read the core from standard input (a file or a pipe).\n"
+         "With several PIDs the text reports follow each other and --json prints an array.\n\n"
       << options << "\n" << kExitCodesHelp;
 }
 
@@ -116,12 +124,95 @@ bool color_wanted(const po::variables_map& vm) {
   return isatty(STDOUT_FILENO) != 0;
 }
 
+std::optional<int> parse_shared_options(const po::variables_map& vm, CommandLine& line);
+
+// --pid and what goes with it; the options that need a core file are refused in one line.
+std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& line) {
+  if (vm.count("core")) {
+    fmt::print(stderr, "coreanalyze: give a core file or --pid, not both\n");
+    return kExitUsage;
+  }
+  for (const char* option : {"exe", "sysroot", "lib-path", "snapshot"}) {
+    if (vm.count(option)) {
+      fmt::print(stderr, "coreanalyze: --{} is for cores; with --pid the process's own files are "
+                 "read through /proc/PID\n", option);
+      return kExitUsage;
+    }
+  }
+  if (vm.count("nonblocking")) {
+    for (const char* option : {"native", "native-all", "inlined"}) {
+      if (vm.count(option)) {
+        fmt::print(stderr, "coreanalyze: --{} needs the registers of the stopped threads: it does "
+                   "not go with --nonblocking\n", option);
+        return kExitUsage;
+      }
+    }
+  }
+  for (const std::string& given : vm["pid"].as<std::vector<std::string>>()) {
+    std::stringstream list(given);
+    for (std::string part; std::getline(list, part, ',');) {
+      auto pid = parse_decimal<int>(part);
+      if (!pid || *pid <= 0) {
+        fmt::print(stderr, "coreanalyze: --pid wants a process id, not '{}'\n", part);
+        return kExitUsage;
+      }
+      line.pids.push_back(*pid);
+    }
+  }
+  line.nonblocking = vm.count("nonblocking") > 0;
+  if (vm.count("max-stop")) {
+    auto limit = parse_decimal<int>(vm["max-stop"].as<std::string>());
+    if (!limit || *limit < 1 || *limit > 600000) {
+      fmt::print(stderr, "coreanalyze: --max-stop wants milliseconds from 1 to 600000, not '{}'\n",
+                 vm["max-stop"].as<std::string>());
+      return kExitUsage;
+    }
+    line.max_stop_ms = *limit;
+  }
+  if (vm.count("hold-stopped")) {
+    auto hold = parse_decimal<int>(vm["hold-stopped"].as<std::string>());
+    if (!hold || *hold < 0 || *hold > 600000) {
+      fmt::print(stderr, "coreanalyze: --hold-stopped wants milliseconds from 0 to 600000\n");
+      return kExitUsage;
+    }
+    line.hold_stopped_ms = *hold;
+  }
+  return parse_shared_options(vm, line);
+}
+
+// The options that apply to a core and a live process alike.
+std::optional<int> parse_shared_options(const po::variables_map& vm, CommandLine& line) {
+  if (vm.count("python")) {
+    if (auto failed = parse_python(vm["python"].as<std::string>(), line)) return failed;
+  }
+  line.json = vm.count("json") > 0;
+  line.native_all = vm.count("native-all") > 0;
+  line.inlined = vm.count("inlined") > 0;
+  line.locals = vm.count("locals") > 0;
+  line.native = line.native_all || line.inlined || vm.count("native") > 0;
+  line.color = color_wanted(vm);
+  if (vm.count("context")) {
+    constexpr int kMaxContext = 100;  // more is a whole file per frame, not context
+    auto count = parse_decimal<int>(vm["context"].as<std::string>());
+    if (!count || *count < 0 || *count > kMaxContext) {
+      fmt::print(stderr, "coreanalyze: --context wants a number of lines from 0 to {}, not '{}'\n",
+                 kMaxContext, vm["context"].as<std::string>());
+      return kExitUsage;
+    }
+    line.context_lines = *count;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) {
   po::options_description visible = visible_options();
   po::options_description all;
-  all.add(visible).add_options()("core", po::value<std::string>());
+  // --hold-stopped MS keeps a live process stopped that much longer after its stacks are read:
+  // only so that tests can signal coreanalyze, or pass --max-stop, while the process is stopped.
+  all.add(visible).add_options()("core", po::value<std::string>())(
+      "hold-stopped", po::value<std::string>());
   po::positional_options_description positional;
   positional.add("core", 1);
   po::variables_map vm;
@@ -140,8 +231,13 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     fmt::print("coreanalyze (hangpy) {}\n", HANGPY_VERSION);
     return kExitSuccess;
   }
+  if (vm.count("pid")) return parse_live_options(vm, line);
   if (!vm.count("core")) {
     fmt::print(stderr, "coreanalyze: no core file given (usage: coreanalyze CORE [options])\n");
+    return kExitUsage;
+  }
+  if (vm.count("nonblocking") || vm.count("max-stop")) {
+    fmt::print(stderr, "coreanalyze: --nonblocking and --max-stop go with --pid\n");
     return kExitUsage;
   }
   line.core.core_path = vm["core"].as<std::string>();
@@ -149,27 +245,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
   if (vm.count("sysroot")) line.core.sysroot = vm["sysroot"].as<std::string>();
   if (vm.count("lib-path")) line.core.lib_paths = split_path_list(vm["lib-path"].as<std::string>());
   if (auto failed = check_paths(line.core)) return failed;
-  if (vm.count("python")) {
-    if (auto failed = parse_python(vm["python"].as<std::string>(), line)) return failed;
-  }
   if (vm.count("snapshot")) line.snapshot_path = vm["snapshot"].as<std::string>();
-  line.json = vm.count("json") > 0;
-  line.native_all = vm.count("native-all") > 0;
-  line.inlined = vm.count("inlined") > 0;
-  line.locals = vm.count("locals") > 0;
-  line.native = line.native_all || line.inlined || vm.count("native") > 0;
-  line.color = color_wanted(vm);
-  if (vm.count("context")) {
-    constexpr int kMaxContext = 100;  // more is a whole file per frame, not context
-    auto count = parse_decimal<int>(vm["context"].as<std::string>());
-    if (!count || *count < 0 || *count > kMaxContext) {
-      fmt::print(stderr, "coreanalyze: --context wants a number of lines from 0 to {}, not '{}'\n",
-                 kMaxContext, vm["context"].as<std::string>());
-      return kExitUsage;
-    }
-    line.context_lines = *count;
-  }
-  return std::nullopt;
+  return parse_shared_options(vm, line);
 }
 
 }  // namespace hangpy::coreanalyze

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "coreanalyze/core_target.h"
 #include "cpython/stacks.h"
@@ -20,6 +21,10 @@ struct CommandLine {
   bool color = false;
   int context_lines = 0;  // --context N: source lines shown before and after each frame's line
   bool locals = false;      // --locals: each Python frame's arguments and local variables
+  std::vector<int> pids;    // --pid: live processes instead of a core, analysed in turn
+  bool nonblocking = false; // --nonblocking: read a live process without stopping it
+  int max_stop_ms = 2000;   // --max-stop: longest a live process may be held stopped
+  int hold_stopped_ms = 0;  // --hold-stopped (hidden, for tests): keep it stopped this long more
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

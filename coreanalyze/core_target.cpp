@@ -10,6 +10,7 @@
 
 #include "coreanalyze/core_file.h"
 #include "symbols/elf_file.h"
+#include "symbols/module_placement.h"
 #include "symbols/path_resolver.h"
 
 namespace hangpy::coreanalyze {
@@ -39,7 +40,6 @@ struct Module {
   mutable std::unique_ptr<symbols::ElfFile> file;
 };
 
-uint64_t align_down(uint64_t value, uint64_t alignment) { return value & ~(alignment - 1); }
 
 bool looks_like_binary(const std::string& path) { return path.find(".so") != std::string::npos; }
 
@@ -59,17 +59,6 @@ uint64_t program_headers_end(std::span<const std::byte> image) {
     return ~uint64_t{0};
   }
   return header.e_phoff + uint64_t{header.e_phentsize} * header.e_phnum;
-}
-
-// Runtime address minus link-time address: where the segment holding file offset 0 was mapped.
-std::optional<uint64_t> load_bias_from(const std::vector<symbols::LoadSegment>& segments,
-                                       uint64_t header_address, uint64_t page_size) {
-  for (const symbols::LoadSegment& segment : segments) {
-    if (align_down(segment.file_offset, page_size) == 0) {
-      return header_address - align_down(segment.vaddr, page_size);
-    }
-  }
-  return std::nullopt;
 }
 
 // The files behind the modules, found on this machine and opened on first need: a PyTorch
@@ -177,7 +166,7 @@ class CoreMemory final : public cpython::AddressSpace {
     const symbols::ElfFile* file = files_.file(*module);
     if (file == nullptr) return 0;
     const uint64_t page_size = core_.page_size();
-    const uint64_t limit = std::min(mapping->end, align_down(address, page_size) + page_size);
+    const uint64_t limit = std::min(mapping->end, symbols::align_down(address, page_size) + page_size);
     const size_t count = static_cast<size_t>(std::min<uint64_t>(out.size(), limit - address));
     const uint64_t file_offset = address - mapping->start + mapping->file_offset;
     if (file_offset < mapping->file_offset) return 0;  // past 2^64
@@ -351,7 +340,7 @@ void CoreTargetImpl::read_saved_header(Module& module) const {
     std::vector<std::byte> image(wanted);
     if (auto ok = core_->read_once(*module.header_address, image); !ok) {
       const auto fault = ok.error().address.value_or(*module.header_address);
-      image.resize(align_down(fault - *module.header_address, page_size));
+      image.resize(symbols::align_down(fault - *module.header_address, page_size));
     }
     const bool cut_by_us = image.size() == wanted && wanted < kMaxHeaderImageBytes;
     if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
@@ -428,13 +417,13 @@ uint64_t CoreTargetImpl::load_bias(const Module& module) const {
   if (!module.header_address) return 0;
   const uint64_t page_size = core_->page_size();
   if (module.saved_header) {
-    if (auto bias = load_bias_from(module.saved_header->load_segments, *module.header_address,
+    if (auto bias = symbols::load_bias_from(module.saved_header->load_segments, *module.header_address,
                                    page_size)) {
       return *bias;
     }
   }
   if (const symbols::ElfFile* file = files_.file(module)) {
-    return load_bias_from(file->load_segments(), *module.header_address, page_size).value_or(0);
+    return symbols::load_bias_from(file->load_segments(), *module.header_address, page_size).value_or(0);
   }
   return 0;
 }
@@ -450,22 +439,11 @@ std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted
   return result;
 }
 
-// The executable, then libpython, then the other modules in address order. libpython comes
-// early, as in the dynamic linker's own search order (it is a direct dependency of the
-// executable); in address order it comes after everything loaded later (mmap goes downwards), and
-// a lookup would open hundreds of files of a PyTorch process first.
 std::vector<const Module*> CoreTargetImpl::symbol_search_order() const {
-  const auto is_libpython = [](const Module& module) {
-    return symbols::base_name(module.recorded_path).starts_with("libpython");
-  };
+  std::vector<std::string> paths;
+  for (const Module& module : modules_) paths.push_back(module.recorded_path);
   std::vector<const Module*> order;
-  if (executable_) order.push_back(&modules_[*executable_]);
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    if (executable_ != i && is_libpython(modules_[i])) order.push_back(&modules_[i]);
-  }
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    if (executable_ != i && !is_libpython(modules_[i])) order.push_back(&modules_[i]);
-  }
+  for (size_t i : symbols::symbol_search_order(paths, executable_)) order.push_back(&modules_[i]);
   return order;
 }
 

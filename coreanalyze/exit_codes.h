@@ -15,6 +15,9 @@ enum ExitCode : int {
   kExitSnapshotFailed = 7, // stacks printed, but --snapshot FILE could not be written
   kExitTruncated = 8,      // the core is truncated, and the stacks could not be read because of it
   kExitWrongBinary = 9,    // a binary's build-id is not the core's, and the stacks suffered
+  kExitNotPermitted = 10,  // --pid: not allowed to read or stop the process (ptrace_scope,
+                           // CAP_SYS_PTRACE, another tracer such as gdb)
+  kExitStopTimeout = 11,   // --pid: the process stayed stopped past --max-stop; released
 };
 
 inline constexpr const char* kExitCodesHelp =
@@ -22,6 +25,8 @@ inline constexpr const char* kExitCodesHelp =
     "4 no Python interpreter found, 5 partial result,\n"
     "6 the Python layout (detected or --python) does not fit the process,\n"
     "7 the snapshot could not be written (stacks printed), 8 the core is truncated,\n"
-    "9 a binary is not the one the core ran (build-id differs).\n";
+    "9 a binary is not the one the core ran (build-id differs),\n"
+    "10 --pid: not permitted to read or stop the process,\n"
+    "11 --pid: the process stayed stopped longer than --max-stop (it was released).\n";
 
 }  // namespace hangpy::coreanalyze

@@ -7,8 +7,10 @@
 #include "coreanalyze/command_line.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/exit_codes.h"
+#include "coreanalyze/live_run.h"
 #include "coreanalyze/native_stacks.h"
 #include "coreanalyze/output_file.h"
+#include "coreanalyze/print_analysis.h"
 #include "coreanalyze/recording_target.h"
 #include "coreanalyze/snapshot_writer.h"
 #include "coreanalyze/stdin_core.h"
@@ -41,58 +43,6 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreTa
   for (const auto& module : target.modules()) input.modules.push_back(module.path);
   input.warnings = target.warnings();
   return input;
-}
-
-// What one run found, beside the Python stacks: each part is there only when asked for.
-struct Findings {
-  const report::MergedStacks* merged = nullptr;      // --native
-  const report::LocalsByFrame* locals = nullptr;     // --locals
-  const report::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
-  const diagnosis::ProcessDiagnosis* diagnosis = nullptr;
-};
-
-void print_json(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const Findings& found) {
-  nlohmann::json document = report::process_document(input, stacks);
-  if (line.context_lines > 0) {
-    report::FileSourceReader sources(line.core.sysroot);
-    report::add_source_context(document, stacks, sources, line.context_lines);
-  }
-  if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
-  if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
-  if (found.locals) report::add_locals(document, stacks, *found.locals);
-  // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
-  fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-}
-
-void print_text(const CommandLine& line, const report::AnalysedInput& input,
-                const cpython::ProcessStacks& stacks, const Findings& found) {
-  for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
-  for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
-  for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
-  fmt::print("Process {} ({}), Python {} ({})\n{}\n", input.process.pid, input.process.command,
-             stacks.version.text(), stacks.version_source,
-             report::format_process_facts(input.process, stacks));
-  report::FileSourceReader sources(line.core.sysroot);
-  report::TextStyle style;
-  style.color = line.color;
-  style.context_lines = line.context_lines;
-  if (const report::LocalsByFrame* locals = found.locals) {
-    style.after_frame = [locals](const cpython::PythonFrame& frame) {
-      return report::format_frame_locals(*locals, frame);
-    };
-  }
-  if (const report::CallNotes* call_notes = found.call_notes) {
-    style.before_merged_frame = [call_notes](int64_t lwp, size_t index) {
-      return report::format_call_notes(*call_notes, lwp, index);
-    };
-  }
-  if (found.merged) {
-    fmt::print("{}", report::format_process_native(stacks, *found.merged, &sources, style,
-                                                   line.native_all, found.diagnosis));
-  } else {
-    fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
-  }
 }
 
 // A failed analysis in one line, the input's own problem first: a truncated core or a binary that
@@ -139,6 +89,7 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
 int main(int argc, char** argv) {
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
+  if (!line.pids.empty()) return analyse_live_processes(line);
   const std::string given_core = line.core.core_path;
   if (given_core == "-") {
     auto path = core_path_from_stdin();
@@ -200,7 +151,7 @@ int main(int argc, char** argv) {
     call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);
   found.call_notes = call_notes ? &*call_notes : nullptr;
   if (line.json) {
-    print_json(line, input, *stacks, found);
+    print_json(json_document(line, input, *stacks, found));
   } else {
     print_text(line, input, *stacks, found);
   }

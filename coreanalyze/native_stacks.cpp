@@ -76,6 +76,11 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
     return target.module_file(recorded_path);
   };
   auto opened = native::DwflCoreUnwinder::open(std::move(unwinder_options));
+  return merge_native_stacks(opened, stacks, all_threads);
+}
+
+report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflCoreUnwinder>>& opened,
+                                         const cpython::ProcessStacks& stacks, bool all_threads) {
   auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
     if (!opened) return std::unexpected(opened.error());
     return (*opened)->unwind(lwp);

@@ -38,6 +38,12 @@ struct DwflCoreUnwinder::Impl {
   ElfHandle core_elf;
   Dwfl_Callbacks callbacks{};
   DwflHandle dwfl;  // declared last: ended before the core it reads
+  // Every thread's frames as walked (walk_all), then symbolized into `stacks` on first need.
+  struct WalkedThread {
+    std::vector<RawFrame> frames;
+    std::optional<std::string> end_reason;
+  };
+  std::optional<std::map<int64_t, WalkedThread>> walked;
   std::optional<std::map<int64_t, NativeStack>> stacks;
   std::optional<Error> walk_error;
 
@@ -65,6 +71,7 @@ struct DwflCoreUnwinder::Impl {
   Expected<void> report_modules();
   Expected<void> attach_threads();
   void walk_all();
+  void symbolize_all();
 };
 
 thread_local DwflCoreUnwinder::Impl* DwflCoreUnwinder::Impl::current = nullptr;
@@ -194,14 +201,21 @@ Expected<void> DwflCoreUnwinder::Impl::report_modules() {
 
 Expected<void> DwflCoreUnwinder::Impl::attach() {
   elf_version(EV_CURRENT);
-  core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (core_fd.get() < 0)
-    return make_error(ErrorKind::kIo,
-                      fmt::format("cannot open {}: {}", options.core_path, std::strerror(errno)));
-  core_elf.reset(elf_begin(core_fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!core_elf)
-    return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("{}: {}", options.core_path, elf_errmsg(-1)));
+  // A live process has no core: the shell gives its memory, threads and modules, and libdwfl
+  // takes the machine from the first module it can open.
+  const bool no_core = options.core_path.empty();
+  if (no_core && (options.memory == nullptr || options.threads.empty() || options.modules.empty()))
+    return make_error(ErrorKind::kInvalidInput, "no core, and no memory, threads and modules");
+  if (!no_core) {
+    core_fd = FileDescriptor(::open(options.core_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (core_fd.get() < 0)
+      return make_error(ErrorKind::kIo,
+                        fmt::format("cannot open {}: {}", options.core_path, std::strerror(errno)));
+    core_elf.reset(elf_begin(core_fd.get(), ELF_C_READ_MMAP, nullptr));
+    if (!core_elf)
+      return make_error(ErrorKind::kInvalidInput,
+                        fmt::format("{}: {}", options.core_path, elf_errmsg(-1)));
+  }
   callbacks.find_elf = &Impl::find_elf;
   callbacks.find_debuginfo = &Impl::find_debuginfo;
   callbacks.section_address = dwfl_offline_section_address;
@@ -281,15 +295,23 @@ void DwflCoreUnwinder::Impl::walk_all() {
   if (dwfl_getthreads(dwfl.get(), on_thread, &all) < 0 && all.walks.empty()) {
     walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
   }
+  walked.emplace();
+  for (auto& [lwp, walk] : all.walks)
+    walked->emplace(lwp, WalkedThread{std::move(walk.frames), std::move(walk.end_reason)});
+}
+
+void DwflCoreUnwinder::Impl::symbolize_all() {
+  Current scope(this);
   stacks.emplace();
   DwflSymbolizer symbolizer(dwfl.get(), options.inlined_frames);
-  for (auto& [lwp, walk] : all.walks) {
+  for (auto& [lwp, walk] : *walked) {
     NativeStack stack;
     stack.lwp = lwp;
     stack.frames = symbolizer.symbolize(walk.frames);
     stack.end_reason = std::move(walk.end_reason);
     stacks->emplace(lwp, std::move(stack));
   }
+  walked->clear();
 }
 
 DwflCoreUnwinder::DwflCoreUnwinder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -302,8 +324,15 @@ Expected<std::unique_ptr<DwflCoreUnwinder>> DwflCoreUnwinder::open(DwflCoreOptio
   return std::unique_ptr<DwflCoreUnwinder>(new DwflCoreUnwinder(std::move(impl)));
 }
 
+void DwflCoreUnwinder::walk() {
+  if (!impl_->walked) impl_->walk_all();
+}
+
 Expected<NativeStack> DwflCoreUnwinder::unwind(int64_t lwp) {
-  if (!impl_->stacks) impl_->walk_all();
+  if (!impl_->stacks) {
+    walk();
+    impl_->symbolize_all();
+  }
   auto it = impl_->stacks->find(lwp);
   if (it != impl_->stacks->end()) return it->second;
   if (impl_->walk_error) return std::unexpected(*impl_->walk_error);

@@ -35,6 +35,7 @@ struct ReportedModule {
 };
 
 struct DwflCoreOptions {
+  // Empty for a live process: then memory, threads and modules below must all be given.
   std::string core_path;
   ModuleFileFinder module_file;
   // Separate debug files are looked up by build-id under sysroot + /usr/lib/debug/.build-id first,
@@ -66,6 +67,11 @@ class DwflCoreUnwinder final : public NativeUnwinder {
   // Errors: kIo (the core cannot be opened), kInvalidInput (libdwfl does not take it as a core).
   static Expected<std::unique_ptr<DwflCoreUnwinder>> open(DwflCoreOptions options);
   ~DwflCoreUnwinder() override;
+
+  // Walks every thread's stack now, through the memory and registers as they are at this call;
+  // the frames' symbols are looked up later, on the first unwind(). A live process need be
+  // stopped only for this. (unwind() calls it when it has not been.)
+  void walk();
 
   // The first call walks every thread of the core at once (libdwfl leaks a core's state when it
   // is walked thread by thread) and keeps the stacks; later calls answer from them.

@@ -1,0 +1,210 @@
+#include "coreanalyze/live_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "coreanalyze/exit_codes.h"
+#include "coreanalyze/live_target.h"
+#include "coreanalyze/native_stacks.h"
+#include "coreanalyze/print_analysis.h"
+#include "coreanalyze/process_stop.h"
+#include "cpython/analyzer.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+int exit_code_for(const LiveFailure& failure) {
+  switch (failure.kind) {
+    case LiveFailure::Kind::kNoProcess: return kExitBadInput;
+    case LiveFailure::Kind::kNotPermitted: return kExitNotPermitted;
+    case LiveFailure::Kind::kStopTimeout: return kExitStopTimeout;
+    case LiveFailure::Kind::kOther: return kExitBadInput;
+  }
+  return kExitBadInput;
+}
+
+// How the process was read, for the report: how long it was held stopped.
+struct LiveRead {
+  bool nonblocking = false;
+  std::optional<std::chrono::nanoseconds> stopped_for;
+  size_t stopped_threads = 0;
+};
+
+double milliseconds(std::chrono::nanoseconds duration) {
+  return std::chrono::duration<double, std::milli>(duration).count();
+}
+
+void add_live_facts(nlohmann::json& document, const LiveRead& read) {
+  document["core"] = nullptr;
+  nlohmann::json live;
+  live["nonblocking"] = read.nonblocking;
+  live["stopped_ms"] = read.stopped_for ? nlohmann::json(milliseconds(*read.stopped_for)) : nullptr;
+  live["stopped_threads"] = read.stopped_threads;
+  document["live"] = std::move(live);
+}
+
+std::string describe_read(int pid, const LiveRead& read) {
+  if (read.nonblocking) {
+    return fmt::format("process {} was read without stopping it (--nonblocking): a stack may be "
+                       "torn", pid);
+  }
+  return fmt::format("process {} ({} threads) was stopped for {:.3f} ms", pid,
+                     read.stopped_threads, milliseconds(read.stopped_for.value_or(
+                                                std::chrono::nanoseconds{0})));
+}
+
+// What an analysis reads from the process besides the stacks (--locals, the diagnosis), read
+// after the stacks and kept beside them.
+struct StackDetails {
+  std::optional<report::LocalsByFrame> locals;
+  std::optional<diagnosis::ProcessDiagnosis> diagnosis;
+};
+
+StackDetails read_details(const CommandLine& line, const LiveTarget& live,
+                          const cpython::ProcessStacks& stacks,
+                          const report::MergedStacks* merged) {
+  StackDetails details;
+  if (line.locals) details.locals = report::read_all_locals(live.memory(), stacks);
+  diagnosis::DiagnosisInput why;
+  why.stacks = &stacks;
+  why.memory = &live.memory();
+  why.os_threads = live.threads();
+  why.native = merged;
+  why.pid = live.process().pid;
+  why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
+  details.diagnosis = diagnosis::diagnose(why);
+  return details;
+}
+
+// --native: libdwfl set to unwind every thread from the registers read while the process is
+// stopped and its memory (call walk() while it still is).
+Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandLine& line,
+                                                                  const LiveTarget& live,
+                                                                  const StoppedProcess& stopped) {
+  constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
+  native::DwflCoreOptions options;
+  options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
+  options.inlined_frames = line.inlined;
+  options.memory = &live.memory();
+  for (const auto& thread : stopped.dwarf_registers())
+    options.threads.push_back({thread.lwp, thread.dwarf});
+  for (const cpython::MappedModule& module : live.modules())
+    options.modules.push_back({module.path, module.start, module.end});
+  if (auto vdso = live.vdso()) {
+    std::vector<std::byte> image(std::min(kMaxVdsoBytes, vdso->end - vdso->start));
+    if (live.memory().read(vdso->start, image)) {
+      options.vdso_image = std::move(image);
+      options.vdso_address = vdso->start;
+    }
+  }
+  options.module_file = [&live](const std::string& recorded_path) {
+    return live.module_file(recorded_path);
+  };
+  return native::DwflCoreUnwinder::open(std::move(options));
+}
+
+// One process: its report printed (text) or added to `documents` (--json).
+int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
+  auto target = LiveTarget::open(pid);
+  if (!target) {
+    fmt::print(stderr, "coreanalyze: {}\n", target.error().message);
+    return exit_code_for(target.error());
+  }
+  LiveTarget& live = **target;
+  cpython::AnalyzeOptions options;
+  options.forced_version = line.python;
+  options.missing_binaries_remedy = "the process may not be a CPython interpreter";
+  LiveRead read;
+  read.nonblocking = line.nonblocking;
+  std::unique_ptr<StoppedProcess> stopped;
+  if (!line.nonblocking) {
+    // A first pass with the process running opens its binaries, finds their symbols and reads
+    // every page the analysis needs. While the process is stopped those pages are read anew, in
+    // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
+    // after it is released, from the pages read while it was stopped (a page the first pass did
+    // not need is read from the running process).
+    if (auto first = cpython::analyze(live, options)) (void)read_details(line, live, *first, nullptr);
+    auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
+    if (!stop) {
+      fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
+      return exit_code_for(stop.error());
+    }
+    stopped = std::move(*stop);
+    live.set_registers(stopped->threads());
+    live.refresh_memory();
+    read.stopped_threads = stopped->threads().size();
+  }
+  auto stacks = cpython::analyze(live, options);
+  // --native: the stacks are walked while the process is stopped, their symbols looked up after.
+  std::optional<Expected<std::unique_ptr<native::DwflCoreUnwinder>>> unwinder;
+  if (line.native && stacks && stopped) {
+    unwinder = open_unwinder(line, live, *stopped);
+    if (*unwinder) (**unwinder)->walk();
+  }
+  if (line.hold_stopped_ms > 0 && stopped) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
+  }
+  if (stopped) read.stopped_for = stopped->release();
+  std::optional<report::MergedStacks> merged;
+  if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
+  StackDetails details;
+  if (stacks) details = read_details(line, live, *stacks, merged ? &*merged : nullptr);
+  auto& locals = details.locals;
+  auto& diagnosis = details.diagnosis;
+
+  if (!stacks) {
+    fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
+    return stacks.error().kind == ErrorKind::kInvalidInput ? kExitWrongLayout : kExitNoInterpreter;
+  }
+  report::AnalysedInput input;
+  input.core = fmt::format("pid {}", pid);
+  input.process = live.process();
+  for (const auto& module : live.modules()) input.modules.push_back(module.path);
+  input.warnings = live.warnings();
+  // Source lines are quoted from the process's own files, inside its container or chroot.
+  CommandLine shown = line;
+  shown.core.sysroot = fmt::format("/proc/{}/root", pid);
+  Findings found;
+  found.locals = locals ? &*locals : nullptr;
+  found.diagnosis = diagnosis ? &*diagnosis : nullptr;
+  found.merged = merged ? &*merged : nullptr;
+  std::optional<report::CallNotes> call_notes;
+  if (merged && !line.json) call_notes = report::find_call_notes(live.memory(), *stacks->layout, *merged);
+  found.call_notes = call_notes ? &*call_notes : nullptr;
+  if (line.json) {
+    nlohmann::json document = json_document(shown, input, *stacks, found);
+    add_live_facts(document, read);
+    documents.push_back(std::move(document));
+  } else {
+    fmt::print(stderr, "coreanalyze: note: {}\n", describe_read(pid, read));
+    print_text(shown, input, *stacks, found);
+  }
+  return stacks->partial() ? kExitPartial : kExitSuccess;
+}
+
+}  // namespace
+
+int analyse_live_processes(const CommandLine& line) {
+  int exit_code = kExitSuccess;
+  std::vector<nlohmann::json> documents;
+  for (size_t i = 0; i < line.pids.size(); ++i) {
+    if (i > 0 && !line.json) fmt::print("\n");
+    std::fflush(stdout);
+    const int code = analyse_live_process(line, line.pids[i], documents);
+    if (exit_code == kExitSuccess) exit_code = code;
+  }
+  if (line.json) {
+    if (line.pids.size() == 1 && documents.size() == 1) {
+      print_json(documents.front());
+    } else if (line.pids.size() > 1) {
+      print_json(nlohmann::json(documents));
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,56 @@
+// A running process as the engine's Target, read-only: memory through process_vm_readv (a page
+// at a time, kept until forget_memory() or read anew by refresh_memory()), modules
+// from /proc/PID/maps with their files opened through /proc/PID/root (so a process in a container
+// or chroot resolves its own files) or /proc/PID/map_files, the process's facts from /proc/PID.
+// Threads come from /proc/PID/task; their registers from ptrace while the process is stopped
+// (set_registers, see process_stop.h), else from /proc/PID/task/TID/syscall.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cpython/target.h"
+
+namespace hangpy::coreanalyze {
+
+// Why a live process cannot be analysed: the exit code depends on it.
+struct LiveFailure {
+  enum class Kind { kNoProcess, kNotPermitted, kStopTimeout, kOther };
+  Kind kind;
+  std::string message;  // one line, saying what to do where something can be done
+};
+
+template <typename T>
+using LiveExpected = std::expected<T, LiveFailure>;
+
+class LiveTarget : public cpython::Target {
+ public:
+  static LiveExpected<std::unique_ptr<LiveTarget>> open(int pid);
+
+  virtual const cpython::ProcessInfo& process() const = 0;
+  virtual const std::vector<std::string>& warnings() const = 0;
+  virtual std::optional<std::string> function_at(uint64_t pc) const = 0;
+  // The host path of the file the process mapped at `recorded_path` (as /proc/PID/maps names
+  // it), opened on first need; nullopt when there is none.
+  virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
+  // Where the vDSO is mapped ([start, end)), if it is.
+  virtual std::optional<cpython::MemoryRange> vdso() const = 0;
+  // The threads' registers as ptrace read them while the process was stopped; until this is
+  // called (and with --nonblocking), threads() reads /proc/PID/task/TID/syscall, which has no
+  // thread pointer (fs_base).
+  virtual void set_registers(std::vector<cpython::NativeThread> threads) = 0;
+  // Drops the memory read so far (kept by page): what is read next is the process's memory now.
+  virtual void forget_memory() = 0;
+  // Reads again every page kept, in a few system calls, as the process has it now.
+  virtual void refresh_memory() = 0;
+};
+
+// One line for a failed ptrace or /proc access to `pid`, from errno: says what to do when it is
+// a permission problem (ptrace_scope, CAP_SYS_PTRACE, another tracer such as gdb).
+LiveFailure describe_access_failure(int pid, int error_number, const std::string& what);
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,60 @@
+#include "coreanalyze/print_analysis.h"
+
+#include <fmt/format.h>
+
+#include "report/diagnosis_report.h"
+#include "report/process_facts.h"
+#include "report/source_excerpt.h"
+#include "report/stack_report.h"
+
+namespace hangpy::coreanalyze {
+
+nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
+                             const cpython::ProcessStacks& stacks, const Findings& found) {
+  nlohmann::json document = report::process_document(input, stacks);
+  if (line.context_lines > 0) {
+    report::FileSourceReader sources(line.core.sysroot);
+    report::add_source_context(document, stacks, sources, line.context_lines);
+  }
+  if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
+  if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
+  if (found.locals) report::add_locals(document, stacks, *found.locals);
+  return document;
+}
+
+void print_json(const nlohmann::json& document) {
+  // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
+  fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void print_text(const CommandLine& line, const report::AnalysedInput& input,
+                const cpython::ProcessStacks& stacks, const Findings& found) {
+  for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
+  for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
+  for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
+  fmt::print("Process {} ({}), Python {} ({})\n{}\n", input.process.pid, input.process.command,
+             stacks.version.text(), stacks.version_source,
+             report::format_process_facts(input.process, stacks));
+  report::FileSourceReader sources(line.core.sysroot);
+  report::TextStyle style;
+  style.color = line.color;
+  style.context_lines = line.context_lines;
+  if (const report::LocalsByFrame* locals = found.locals) {
+    style.after_frame = [locals](const cpython::PythonFrame& frame) {
+      return report::format_frame_locals(*locals, frame);
+    };
+  }
+  if (const report::CallNotes* call_notes = found.call_notes) {
+    style.before_merged_frame = [call_notes](int64_t lwp, size_t index) {
+      return report::format_call_notes(*call_notes, lwp, index);
+    };
+  }
+  if (found.merged) {
+    fmt::print("{}", report::format_process_native(stacks, *found.merged, &sources, style,
+                                                   line.native_all, found.diagnosis));
+  } else {
+    fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
+  }
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,31 @@
+// Printing one analysis, text or JSON: shared by the core and the live-process paths.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "coreanalyze/command_line.h"
+#include "cpython/stacks.h"
+#include "diagnosis/diagnosis.h"
+#include "report/builtin_calls_report.h"
+#include "report/json_report.h"
+#include "report/locals_report.h"
+#include "report/native_report.h"
+
+namespace hangpy::coreanalyze {
+
+// What one run found, beside the Python stacks: each part is there only when asked for.
+struct Findings {
+  const report::MergedStacks* merged = nullptr;      // --native
+  const report::LocalsByFrame* locals = nullptr;     // --locals
+  const report::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
+  const diagnosis::ProcessDiagnosis* diagnosis = nullptr;
+};
+
+nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
+                             const cpython::ProcessStacks& stacks, const Findings& found);
+void print_json(const nlohmann::json& document);
+// Warnings and notes on stderr, the report on stdout.
+void print_text(const CommandLine& line, const report::AnalysedInput& input,
+                const cpython::ProcessStacks& stacks, const Findings& found);
+
+}  // namespace hangpy::coreanalyze

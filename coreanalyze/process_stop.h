@@ -1,0 +1,53 @@
+// Holds a live process's threads stopped while its stacks are read, and makes sure it is let go:
+// PTRACE_SEIZE + PTRACE_INTERRUPT on every thread (threads started meanwhile too), their
+// registers read with PTRACE_GETREGS, PTRACE_DETACH on release() or destruction. While the
+// process is stopped, SIGINT, SIGTERM, SIGHUP and SIGQUIT to coreanalyze first detach every thread,
+// then act as usual; a stop longer than its limit detaches every thread and ends coreanalyze with
+// kExitStopTimeout (one line on stderr). One process at a time.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "coreanalyze/live_target.h"
+#include "cpython/target.h"
+
+namespace hangpy::coreanalyze {
+
+class StoppedProcess {
+ public:
+  static LiveExpected<std::unique_ptr<StoppedProcess>> stop(int pid,
+                                                            std::chrono::milliseconds limit);
+  ~StoppedProcess();
+  StoppedProcess(const StoppedProcess&) = delete;
+  StoppedProcess& operator=(const StoppedProcess&) = delete;
+
+  // Each stopped thread with its registers (fs_base, pc, sp, the system call it is in).
+  const std::vector<cpython::NativeThread>& threads() const { return threads_; }
+  // The same threads' general registers in x86-64 DWARF numbering (rax, rdx, rcx, rbx, rsi, rdi,
+  // rbp, rsp, r8-r15, then the pc), for unwinding their native stacks.
+  struct DwarfRegisters {
+    int64_t lwp = 0;
+    std::array<uint64_t, 17> dwarf{};
+  };
+  const std::vector<DwarfRegisters>& dwarf_registers() const { return dwarf_registers_; }
+  // Detaches every thread (once); returns how long the process was held stopped: from the first
+  // PTRACE_INTERRUPT to the last PTRACE_DETACH.
+  std::chrono::nanoseconds release();
+
+ private:
+  explicit StoppedProcess(int pid) : pid_(pid) {}
+  LiveExpected<void> stop_all(std::chrono::milliseconds limit);
+
+  const int pid_;
+  std::vector<cpython::NativeThread> threads_;
+  std::vector<DwarfRegisters> dwarf_registers_;
+  std::chrono::steady_clock::time_point stopped_at_;
+  std::chrono::nanoseconds stopped_for_{0};
+  bool released_ = false;
+};
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,421 @@
+#!/usr/bin/python3
+"""Integration test: coreanalyze --pid on running processes (no core), against the ground truth
+the programs write about themselves.
+
+- every interpreter present: deadlock.py's stacks (--json and text) equal the ground truth, and
+  its deadlock is diagnosed, with the process held stopped (the stop time is in --json) and with
+  --nonblocking (never stopped); processes in the Debian chroots resolve their own files through
+  /proc/PID/root, with no --sysroot;
+- --native-all on deadlock.py under the interpreters test_native.py covers: the same checks of
+  the merged stacks as on a core (libdwfl unwinds from the registers and memory read while the
+  process is stopped);
+- why_misc_waits.py: every thread is mid-syscall (futex, clock_nanosleep, recvfrom, select,
+  read...): each shows its system call and what it is blocked on;
+- coreanalyze run as another user without privileges: exit code 10, one line saying what to do;
+- a process already traced by gdb: exit code 10, one line naming the tracer, and the process
+  still traced by gdb (untouched); once gdb has detached, --pid works;
+- the process is running and not stopped (/proc/PID/stat state S or R, never t or T) after
+  every run: a success, an error (a wrong --python layout), SIGINT and SIGTERM sent to coreanalyze
+  while the process is stopped, and --max-stop passed (exit code 11);
+- several PIDs: text reports one after the other, --json an array in the order given;
+- a 20-thread process, 100 Python frames deep each (deep_threads.py): the stop time, printed
+  (goal < 10 ms) and checked under a bound a loaded machine still meets.
+
+The hidden option --hold-stopped MS keeps the process stopped after its stacks are read, so that
+a signal or --max-stop can be sent while it is.
+
+Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+import cores  # noqa: E402
+import interpreters  # noqa: E402
+import run_scenarios  # noqa: E402
+import test_diagnosis  # noqa: E402
+import test_native  # noqa: E402
+from results import Results  # noqa: E402
+
+NAMES = interpreters.names("integration")
+# One per kind of build for the cases that are about stopping rather than about layouts.
+STOP_CASE_NAMES = ["pyenv-3.12", "debian-3.11", "pyenv-2.7", "sid-3.15"]
+EXIT_NOT_PERMITTED = 10
+EXIT_STOP_TIMEOUT = 11
+EXIT_WRONG_LAYOUT = 6
+RUN_TIMEOUT = 60
+STOP_TIME_RUNS = 7
+# The goal is 10 ms for 20 threads; a machine busy with builds stretches any one run.
+STOP_TIME_BOUND_MS = 100.0
+
+
+def state_of(pid):
+    """The state letter of /proc/PID/stat (R, S, D, t, T, Z...), None when the process is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            text = stat.read()
+    except (IOError, OSError):
+        return None
+    return text[text.rindex(")") + 2]
+
+
+def tracer_of(pid):
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            if line.startswith("TracerPid:"):
+                return int(line.split()[1])
+    return 0
+
+
+def running_problems(pid, when):
+    """The process must be alive and not stopped (a thread of it either)."""
+    problems = []
+    for task in sorted(os.listdir("/proc/%d/task" % pid)) if state_of(pid) else []:
+        state = state_of_task(pid, int(task))
+        if state not in ("S", "R", "D"):
+            problems.append("%s: thread %s of process %d is in state %r" % (when, task, pid, state))
+    if state_of(pid) is None:
+        problems.append("%s: process %d is gone" % (when, pid))
+    elif tracer_of(pid) != 0:
+        problems.append("%s: process %d is still traced by %d" % (when, pid, tracer_of(pid)))
+    return problems
+
+
+def state_of_task(pid, tid):
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as stat:
+            text = stat.read()
+    except (IOError, OSError):
+        return None
+    return text[text.rindex(")") + 2]
+
+
+def run(coreanalyze, pids, args=()):
+    argv = [coreanalyze, "--no-color"] + ["--pid=%d" % pid for pid in pids] + list(args)
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=RUN_TIMEOUT)
+    return (result.returncode, result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"))
+
+
+def version_of(truth):
+    return tuple(int(part) for part in truth["version"].split(".")[:2])
+
+
+def check_live_facts(document, nonblocking, thread_count):
+    live = document.get("live") or {}
+    problems = []
+    if live.get("nonblocking") is not nonblocking:
+        problems.append("live.nonblocking %r, want %r" % (live.get("nonblocking"), nonblocking))
+    stopped = live.get("stopped_ms")
+    if nonblocking and stopped is not None:
+        problems.append("--nonblocking, yet live.stopped_ms is %r" % stopped)
+    if not nonblocking:
+        if not isinstance(stopped, (int, float)) or stopped <= 0:
+            problems.append("live.stopped_ms %r, want a positive number" % stopped)
+        if live.get("stopped_threads") != thread_count:
+            problems.append("live.stopped_threads %r, the process has %d"
+                            % (live.get("stopped_threads"), thread_count))
+    return problems
+
+
+def stacks_case(coreanalyze, interpreter, workdir):
+    """(label, problems) for deadlock.py read live, stopped and not."""
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        truth = process.wait_for_ground_truth()
+        thread_count = len(os.listdir("/proc/%d/task" % process.pid))
+        code, out, err = run(coreanalyze, [process.pid], ["--json"])
+        problems = running_problems(process.pid, "after --pid --json")
+        if code != 0:
+            yield "stopped", problems + ["--json exited %d: %s" % (code, err.strip())]
+        else:
+            document = json.loads(out)
+            problems += compare.compare_json(truth, document)
+            problems += check_live_facts(document, False, thread_count)
+            code, text, err = run(coreanalyze, [process.pid])
+            problems += running_problems(process.pid, "after --pid")
+            problems += compare.compare_text(truth, text)
+            if "was stopped for" not in err:
+                problems.append("text: no stop time on stderr: %r" % err)
+            report = test_diagnosis.Report(document, truth)
+            problems += test_diagnosis.check_deadlock(report, text, version_of(truth))
+            yield "stopped", problems
+
+        code, out, err = run(coreanalyze, [process.pid], ["--json", "--nonblocking"])
+        problems = running_problems(process.pid, "after --nonblocking")
+        if code != 0:
+            yield "nonblocking", problems + ["exited %d: %s" % (code, err.strip())]
+            return
+        document = json.loads(out)
+        problems += check_live_facts(document, True, thread_count)
+        # Without stopping there are no thread pointers (fs_base): before 3.11 the Python threads
+        # are not matched to their LWPs, so only the stacks are compared here.
+        threads = dict((str(t.get("thread_id")), t) for t in document.get("threads") or [])
+        if sorted(threads) != sorted(truth["threads"]):
+            problems.append("threads %s, ground truth %s" % (sorted(threads), sorted(truth["threads"])))
+        for ident in sorted(set(threads) & set(truth["threads"])):
+            found = [[f.get("file"), f.get("line"), f.get("function")] for f in threads[ident]["frames"]]
+            if found != truth["threads"][ident]["frames"]:
+                problems.append("thread %s: frames %r, ground truth %r"
+                                % (ident, found, truth["threads"][ident]["frames"]))
+        yield "nonblocking", problems
+
+
+def native_case(coreanalyze, interpreter, workdir):
+    """--native-all on deadlock.py, live: test_native's checks of every merged stack (the Python
+    frames are the ground truth's, none of the eval loop left native, the lock waits in order)
+    and of the text, given --pid=PID where they pass a core."""
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        truth = process.wait_for_ground_truth()
+        problems = test_native.check_core(coreanalyze, "--pid=%d" % process.pid, truth)
+        return problems + running_problems(process.pid, "after --native-all")
+
+
+def syscall_case(coreanalyze, interpreter, workdir):
+    with cores.ScenarioProcess(interpreter, "why_misc_waits.py", workdir) as process:
+        truth = process.wait_for_ground_truth()
+        code, out, err = run(coreanalyze, [process.pid], ["--json"])
+        problems = running_problems(process.pid, "after --pid")
+        if code != 0:
+            return problems + ["exited %d: %s" % (code, err.strip())]
+        code, text, _ = run(coreanalyze, [process.pid])
+    document = json.loads(out)
+    report = test_diagnosis.Report(document, truth)
+    problems += test_diagnosis.check_misc_waits(report, text, version_of(truth))
+    for thread in document["threads"]:
+        syscall = (thread.get("state") or {}).get("syscall")
+        if not syscall or not syscall.get("name"):
+            problems.append("thread %s: no system call in its state %r" % (thread["name"], thread.get("state")))
+    return problems
+
+
+def gdb_case(coreanalyze, interpreter, workdir):
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return None
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        process.wait_for_ground_truth()
+        debugger = subprocess.Popen([gdb, "-q", "-nx", "-p", str(process.pid)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 30
+            while tracer_of(process.pid) != debugger.pid and time.time() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.2)  # gdb stops every thread once attached
+            before = [state_of_task(process.pid, int(t)) for t in os.listdir("/proc/%d/task" % process.pid)]
+            code, out, err = run(coreanalyze, [process.pid])
+            problems = []
+            if code != EXIT_NOT_PERMITTED:
+                problems.append("exit code %d, want %d" % (code, EXIT_NOT_PERMITTED))
+            lines = err.strip().splitlines()
+            if len(lines) != 1 or "already traced by process %d" % debugger.pid not in lines[0]:
+                problems.append("stderr %r: want one line naming gdb's PID %d" % (err, debugger.pid))
+            if out:
+                problems.append("stdout not empty: %r" % out[:200])
+            if tracer_of(process.pid) != debugger.pid:
+                problems.append("gdb no longer traces the process (TracerPid %d)" % tracer_of(process.pid))
+            after = [state_of_task(process.pid, int(t)) for t in os.listdir("/proc/%d/task" % process.pid)]
+            if after != before:
+                problems.append("thread states %r before, %r after" % (before, after))
+        finally:
+            debugger.communicate(b"detach\nquit\n", timeout=30)
+        problems += running_problems(process.pid, "after gdb detached")
+        code, _, err = run(coreanalyze, [process.pid])
+        if code != 0:
+            problems.append("after gdb detached: exit code %d: %s" % (code, err.strip()))
+        return problems
+
+
+def permission_case(coreanalyze, interpreter, workdir):
+    """coreanalyze as another, unprivileged user on our process: exit code 10, one line saying
+    what to do, the process untouched. None when this cannot be arranged (not root, no setpriv)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        process.wait_for_ground_truth()
+        argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", coreanalyze,
+                "--pid", str(process.pid)]
+        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                timeout=RUN_TIMEOUT)
+        err = result.stderr.decode("utf-8", "replace")
+        problems = []
+        if result.returncode != EXIT_NOT_PERMITTED:
+            problems.append("exit code %d, want %d: %s" % (result.returncode, EXIT_NOT_PERMITTED, err))
+        if len(err.strip().splitlines()) != 1 or "CAP_SYS_PTRACE" not in err:
+            problems.append("stderr %r: want one line that says what to do" % err)
+        return problems + running_problems(process.pid, "after a refusal")
+
+
+def wait_until_stopped(pid, coreanalyze_process, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline and coreanalyze_process.poll() is None:
+        if state_of(pid) == "t":
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def release_cases(coreanalyze, interpreter, workdir):
+    """(label, problems): the process runs on after a signal to coreanalyze, a --max-stop and an
+    error."""
+    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+        process.wait_for_ground_truth()
+        for name, number in (("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM)):
+            analyser = subprocess.Popen([coreanalyze, "--pid", str(process.pid), "--hold-stopped",
+                                         "20000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            problems = []
+            if not wait_until_stopped(process.pid, analyser):
+                problems.append("the process was never seen stopped (state %r)" % state_of(process.pid))
+            analyser.send_signal(number)
+            analyser.communicate(timeout=RUN_TIMEOUT)
+            if analyser.returncode != -number:
+                problems.append("coreanalyze ended with %d, want -%d (%s)"
+                                % (analyser.returncode, number, name))
+            yield "released on " + name, problems + running_problems(process.pid, "after " + name)
+
+        started = time.time()
+        code, out, err = run(coreanalyze, [process.pid], ["--max-stop", "300", "--hold-stopped", "20000"])
+        problems = running_problems(process.pid, "after --max-stop")
+        if code != EXIT_STOP_TIMEOUT or "--max-stop" not in err or len(err.strip().splitlines()) != 1:
+            problems.append("exit code %d, stderr %r: want %d and a line naming --max-stop"
+                            % (code, err, EXIT_STOP_TIMEOUT))
+        if time.time() - started > 10:
+            problems.append("--max-stop 300 took %.1f s" % (time.time() - started))
+        yield "released on --max-stop", problems
+
+        wrong = "2.7" if not interpreter_version(process).startswith("2.") else "3.12"
+        code, out, err = run(coreanalyze, [process.pid], ["--python", wrong])
+        problems = running_problems(process.pid, "after an error")
+        if code not in (EXIT_WRONG_LAYOUT, 4, 5) or code == 0:
+            problems.append("--python %s: exit code %d (%s)" % (wrong, code, err.strip()))
+        yield "released after an error (--python %s: exit %d)" % (wrong, code), problems
+
+
+def interpreter_version(process):
+    return process.truth["version"]
+
+
+def several_pids_case(coreanalyze, interpreters_found, workdirs):
+    processes = []
+    try:
+        for interpreter, workdir in zip(interpreters_found, workdirs):
+            processes.append(cores.ScenarioProcess(interpreter, "deadlock.py", workdir))
+        truths = [process.wait_for_ground_truth() for process in processes]
+        pids = [process.pid for process in processes]
+        code, out, err = run(coreanalyze, pids, ["--json"])
+        problems = []
+        if code != 0:
+            return ["exit code %d: %s" % (code, err.strip())]
+        documents = json.loads(out)
+        if not isinstance(documents, list) or len(documents) != len(pids):
+            return ["--json with %d PIDs: not an array of %d documents" % (len(pids), len(pids))]
+        for truth, document in zip(truths, documents):
+            problems += compare.compare_json(truth, document)
+        code, text, err = run(coreanalyze, pids)
+        headers = [line.split()[1] for line in text.splitlines() if line.startswith("Process ")]
+        if headers != [str(pid) for pid in pids]:
+            problems.append("text reports for processes %r, want %r" % (headers, pids))
+        for pid in pids:
+            problems += running_problems(pid, "after several PIDs")
+        return problems
+    finally:
+        for process in processes:
+            process.kill()
+
+
+def stop_time_case(coreanalyze, interpreter, workdir):
+    """(label, problems): the median stop time of a 20-thread process."""
+    with cores.ScenarioProcess(interpreter, "deep_threads.py", workdir) as process:
+        process.wait_for_ground_truth()
+        times, walls, threads = [], [], None
+        for _ in range(STOP_TIME_RUNS):
+            started = time.time()
+            code, out, err = run(coreanalyze, [process.pid], ["--json"])
+            walls.append((time.time() - started) * 1000.0)
+            if code != 0:
+                return "stop time", ["exit code %d: %s" % (code, err.strip())]
+            live = json.loads(out)["live"]
+            times.append(live["stopped_ms"])
+            threads = live["stopped_threads"]
+        problems = running_problems(process.pid, "after the stop-time runs")
+    median = statistics.median(times)
+    label = ("stop time of %d threads x 100 frames: median %.2f ms (min %.2f, max %.2f; goal < 10), "
+             "--pid run %.0f ms" % (threads, median, min(times), max(times), statistics.median(walls)))
+    if median > STOP_TIME_BOUND_MS:
+        problems.append("median stop time %.2f ms is over %.0f ms" % (median, STOP_TIME_BOUND_MS))
+    return label, problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    parser.add_argument("--interpreter", action="append", help="only these (names of interpreters.py)")
+    args = parser.parse_args()
+    results = Results()
+    installed = list(interpreters.each_installed(args.interpreter or NAMES, results))
+    workdirs = []
+
+    def workdir_for(interpreter):
+        workdirs.append(run_scenarios.scenario_workdir(interpreter, "hangpy-live-"))
+        return workdirs[-1]
+
+    try:
+        for name, interpreter in installed:
+            try:
+                for label, problems in stacks_case(args.coreanalyze, interpreter, workdir_for(interpreter)):
+                    results.check("%s deadlock --pid %s" % (name, label), problems)
+            except (cores.CoreError, subprocess.TimeoutExpired) as error:
+                results.check("%s deadlock --pid" % name, [str(error)])
+        for name, interpreter in installed:
+            if name not in test_native.NAMES:
+                continue
+            try:
+                results.check("%s deadlock --pid --native-all" % name,
+                              native_case(args.coreanalyze, interpreter, workdir_for(interpreter)))
+            except (cores.CoreError, subprocess.TimeoutExpired) as error:
+                results.check("%s deadlock --pid --native-all" % name, [str(error)])
+        stop_cases = [(n, i) for n, i in installed if n in STOP_CASE_NAMES or args.interpreter]
+        for name, interpreter in stop_cases:
+            try:
+                results.check("%s mid-syscall threads (why_misc_waits.py)" % name,
+                              syscall_case(args.coreanalyze, interpreter, workdir_for(interpreter)))
+                for label, problems in release_cases(args.coreanalyze, interpreter,
+                                                     workdir_for(interpreter)):
+                    results.check("%s %s" % (name, label), problems)
+            except (cores.CoreError, subprocess.TimeoutExpired) as error:
+                results.check("%s stop cases" % name, [str(error)])
+        if stop_cases:
+            name, interpreter = stop_cases[0]
+            problems = gdb_case(args.coreanalyze, interpreter, workdir_for(interpreter))
+            if problems is None:
+                results.report("SKIP", "%s traced by gdb" % name, ["gdb is not installed"])
+            else:
+                results.check("%s already traced by gdb" % name, problems)
+            problems = permission_case(args.coreanalyze, interpreter, workdir_for(interpreter))
+            if problems is None:
+                results.report("SKIP", "%s not permitted" % name, ["needs root and setpriv"])
+            else:
+                results.check("%s not permitted (another user, no CAP_SYS_PTRACE)" % name, problems)
+            label, problems = stop_time_case(args.coreanalyze, interpreter, workdir_for(interpreter))
+            results.check("%s %s" % (name, label), problems)
+            several = (stop_cases * 2)[:max(2, min(3, len(stop_cases)))]
+            results.check("several PIDs (%s)" % ", ".join(n for n, _ in several),
+                          several_pids_case(args.coreanalyze, [i for _, i in several],
+                                            [workdir_for(i) for _, i in several]))
+    finally:
+        for workdir in workdirs:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return results.finish(skip_when_none_ran=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
