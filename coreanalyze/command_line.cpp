@@ -41,6 +41,9 @@ po::options_description visible_options() {
        "find the core's files under DIR (a copy of the machine's root)")
       ("lib-path", po::value<std::string>()->value_name("DIRS"),
        "also look for the core's files by name in these directories (DIR:DIR:...)")
+      ("coredumpctl", po::value<std::string>()->value_name("MATCH"),
+       "analyse the core systemd-coredump kept for MATCH (a PID, a program name, ...; see "
+       "coredumpctl(1)) instead of a CORE file")
       ("python", po::value<std::string>()->value_name("X.Y"),
        "use the layout of this Python version (X.Y, or X.Yt for free-threaded builds) instead "
        "of detecting it")
@@ -62,7 +65,9 @@ po::options_description visible_options() {
 void print_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze CORE [options]\n"
          "Prints every thread's Python stack from a core of a CPython process.\n"
-         "CORE may be - to read the core from standard input (a file or a pipe).\n\n"
+         "CORE may be - to read the core from standard input (a file or a pipe).\n"
+         "CORE is told by its content: an ELF core; one compressed with zstd, lz4, xz or gzip\n"
+         "(systemd-coredump); an ABRT problem directory; an apport .crash file.\n\n"
       << options << "\n" << kExitCodesHelp;
 }
 
@@ -140,11 +145,18 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     fmt::print("coreanalyze (hangpy) {}\n", HANGPY_VERSION);
     return kExitSuccess;
   }
-  if (!vm.count("core")) {
+  if (vm.count("coredumpctl")) {
+    if (vm.count("core")) {
+      fmt::print(stderr, "coreanalyze: give either a CORE or --coredumpctl MATCH, not both\n");
+      return kExitUsage;
+    }
+    line.coredumpctl_match = vm["coredumpctl"].as<std::string>();
+  } else if (!vm.count("core")) {
     fmt::print(stderr, "coreanalyze: no core file given (usage: coreanalyze CORE [options])\n");
     return kExitUsage;
+  } else {
+    line.core.core_path = vm["core"].as<std::string>();
   }
-  line.core.core_path = vm["core"].as<std::string>();
   if (vm.count("exe")) line.core.executable = vm["exe"].as<std::string>();
   if (vm.count("sysroot")) line.core.sysroot = vm["sysroot"].as<std::string>();
   if (vm.count("lib-path")) line.core.lib_paths = split_path_list(vm["lib-path"].as<std::string>());

@@ -20,6 +20,7 @@ struct CommandLine {
   bool color = false;
   int context_lines = 0;  // --context N: source lines shown before and after each frame's line
   bool locals = false;      // --locals: each Python frame's arguments and local variables
+  std::optional<std::string> coredumpctl_match;  // --coredumpctl MATCH: the core comes from there
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

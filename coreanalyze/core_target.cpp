@@ -1,5 +1,7 @@
 #include "coreanalyze/core_target.h"
 
+#include <unistd.h>
+
 #include <elf.h>
 #include <fmt/format.h>
 
@@ -400,6 +402,11 @@ void CoreTargetImpl::check_module_files(const CoreOptions& options) {
       warnings_.push_back(fmt::format(
           "cannot tell which mapped file is the executable; {} is not used", *options.executable));
     }
+  } else if (options.executable_hint && executable_ && !files_.exists(modules_[*executable_]) &&
+             access(options.executable_hint->c_str(), R_OK) == 0) {
+    // The core's own path for the executable finds nothing; the one its wrapper recorded does.
+    modules_[*executable_].override_path = options.executable_hint;
+    modules_[*executable_].looked_up = false;  // exists() marked it missing
   }
   std::vector<std::string> missing;
   for (const Module& module : modules_) {
