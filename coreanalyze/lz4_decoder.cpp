@@ -31,7 +31,8 @@ class Lz4Decoder : public StreamDecoder {
         return make_error(ErrorKind::kInvalidInput,
                           fmt::format("corrupt lz4 data: {}", LZ4F_getErrorName(hint)));
       }
-      frame_done_ = hint == 0;
+      // A call that moved nothing says what the next frame wants, not how this one ended.
+      if (consumed > 0 || produced > 0) frame_done_ = hint == 0;
       next += consumed;
       left -= consumed;
       if (produced > 0) {

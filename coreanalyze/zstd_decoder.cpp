@@ -36,8 +36,9 @@ class ZstdDecoder : public StreamDecoder {
         return make_error(ErrorKind::kInvalidInput,
                           fmt::format("corrupt zstd data: {}", ZSTD_getErrorName(hint)));
       }
-      frame_done_ = hint == 0;
+      // A call that moved nothing says what the next frame wants, not how this one ended.
       if (out.pos == 0) break;
+      frame_done_ = hint == 0;
       if (auto ok = sink(std::span(output_).first(out.pos)); !ok) return ok;
     }
     return {};

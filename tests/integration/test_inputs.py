@@ -62,9 +62,19 @@ def stacks_of(run):
     return document.get("threads")
 
 
-def same_stacks(run, expected):
+def warnings_of(run):
+    try:
+        return json.loads(run.stdout).get("warnings")
+    except ValueError:
+        return None
+
+
+def same_stacks(run, expected, expected_warnings=None):
+    """Problems: not exit 0, other threads or frames than `expected`, other warnings."""
     if run.code != 0:
         return ["want exit 0", run.describe()]
+    if expected_warnings is not None and warnings_of(run) != expected_warnings:
+        return ["want the plain core's warnings %r, got %r" % (expected_warnings, warnings_of(run))]
     got = stacks_of(run)
     if got != expected:
         return ["stacks differ from the plain core's",
@@ -214,13 +224,15 @@ def check_interpreter(coreanalyze, label, interpreter, results):
         ]
         for name, path in forms:
             run = Run([coreanalyze, path, "--json"])
-            results.check("%s: %s (%.1f s)" % (label, name, run.seconds), same_stacks(run, expected))
+            results.check("%s: %s (%.1f s)" % (label, name, run.seconds),
+                          same_stacks(run, expected, warnings_of(plain)))
         with open(w("core.zst"), "rb") as pipe_source:
             pipe = subprocess.Popen(["cat"], stdin=pipe_source, stdout=subprocess.PIPE)
             run = Run([coreanalyze, "-", "--json"], stdin=pipe.stdout)
             pipe.stdout.close()
             pipe.wait()
-        results.check("%s: zstd through a pipe" % label, same_stacks(run, expected))
+        results.check("%s: zstd through a pipe" % label,
+                      same_stacks(run, expected, warnings_of(plain)))
 
         # The executable the wrapper recorded finds the interpreter where the core's own path,
         # under a sysroot without it, finds nothing (Debian's static python3.11 needs nothing else).
