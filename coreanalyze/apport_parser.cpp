@@ -53,6 +53,9 @@ Expected<void> ApportParser::flush_binary() {
 }
 
 Expected<void> ApportParser::base64_char(char c) {
+  if (line_padded_) {
+    return std::unexpected(invalid(fmt::format("{}: not base64 (data after '=' padding)", name_)));
+  }
   if (c == '=') {
     if (quartet_chars_ < 2) return std::unexpected(invalid(fmt::format("{}: misplaced '=' in base64", name_)));
     ++padding_;
@@ -70,6 +73,7 @@ Expected<void> ApportParser::base64_char(char c) {
   if (quartet_chars_ == 4) {
     const std::byte bytes[3] = {std::byte(quartet_ >> 16), std::byte(quartet_ >> 8), std::byte(quartet_)};
     decoded_.insert(decoded_.end(), bytes, bytes + 3 - padding_);
+    line_padded_ = padding_ > 0;
     quartet_ = 0;
     quartet_chars_ = 0;
     padding_ = 0;
@@ -99,6 +103,7 @@ Expected<void> ApportParser::end_line() {
       break;
   }
   state_ = State::kLineStart;
+  line_padded_ = false;
   ++line_;
   return {};
 }
@@ -142,6 +147,7 @@ Expected<void> ApportParser::take(char c) {
       [[fallthrough]];
     case State::kValue:
     case State::kText:
+      if (c == '\r') return {};  // a report that went through a CRLF editor or mailer
       if (value_.size() < kMaxApportTextField) value_ += c;
       return {};
     case State::kBase64:

@@ -60,6 +60,7 @@ class ApportParser {
   uint32_t quartet_ = 0;
   int quartet_chars_ = 0;
   int padding_ = 0;
+  bool line_padded_ = false;  // the line's last quartet had '=': nothing may follow on it
   std::vector<std::byte> decoded_;
   uint64_t binary_bytes_ = 0;
 };
