@@ -15,6 +15,7 @@ std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_c
 // A file inside a wrapper: a plain core, or a compressed one (ABRT may keep coredump compressed).
 Expected<CoreInput> unwrap_file(const std::string& path, const std::string& name, InputFormat format) {
   CoreInput input;
+  input.core_name = name;
   switch (format) {
     case InputFormat::kZstd:
     case InputFormat::kLz4:
@@ -68,6 +69,7 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       if (!core) return std::unexpected(core.error());
       CoreInput input;
       input.core_path = core->path;
+      input.core_name = name;
       input.executable_hint = core->executable;
       input.notes.push_back(fmt::format("{}: apport report, CoreDump decoded to a {} core", name,
                                         megabytes(core->core_bytes)));

@@ -13,6 +13,7 @@ namespace hangpy::coreanalyze {
 
 struct CoreInput {
   std::string core_path;  // what the core reader opens (a /proc/self/fd path for unwrapped cores)
+  std::string core_name;  // what messages call it: the given name, "DIR/coredump" for ABRT
   // The executable's path as the wrapper recorded it (ABRT `executable`, apport ExecutablePath):
   // used when neither --exe nor the core's own path finds the executable.
   std::optional<std::string> executable_hint;

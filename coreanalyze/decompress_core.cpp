@@ -80,6 +80,11 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
   if (result.compressed_bytes == 0) {
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: the file is empty", name));
   }
+  if (!*complete && spool->size() == 0) {
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("{}: the {} data ends before any of the core (cut short?)", name,
+                                  format_name(format)));
+  }
   if (!*complete) {
     result.truncation = fmt::format(
         "the {} data in {} ends early (cut short?): analysing the first {} bytes it holds",

@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
     std::string message = target.error().describe();
     // The reader names the path it opened (/proc/self/fd/N for a spooled or unwrapped core); the
     // user gave another.
-    if (line.core.core_path != given_core) message = replace_all(message, line.core.core_path, input_name);
+    if (line.core.core_path != unwrapped->core_name)
+      message = replace_all(message, line.core.core_path, unwrapped->core_name);
     if (read_path != given_core) message = replace_all(message, read_path, input_name);
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
     fmt::print(stderr, "coreanalyze: {}\n", message);
