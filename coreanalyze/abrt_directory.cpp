@@ -9,13 +9,16 @@
 namespace hangpy::coreanalyze {
 namespace {
 
-// An item ABRT writes as one line of text; anything longer is not what we look for.
+// A one-line item; anything longer is not what we look for.
 constexpr size_t kMaxItemBytes = 64 * 1024;
+// `maps` of a process with thousands of mappings (PyTorch: ~3000 lines of ~100 bytes).
+constexpr size_t kMaxMapsBytes = 4 << 20;
 
-std::optional<std::string> read_item(const std::string& directory, const char* name) {
+std::optional<std::string> read_item(const std::string& directory, const char* name,
+                                     size_t max_bytes = kMaxItemBytes) {
   std::ifstream stream(directory + "/" + name, std::ios::binary);
   if (!stream) return std::nullopt;
-  std::string text(kMaxItemBytes, '\0');
+  std::string text(max_bytes, '\0');
   stream.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(stream.gcount()));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
@@ -37,6 +40,7 @@ Expected<AbrtProblem> read_abrt_directory(const std::string& directory) {
   problem.executable = read_item(directory, "executable");
   problem.cmdline = read_item(directory, "cmdline");
   problem.pid = read_item(directory, "pid");
+  problem.maps = read_item(directory, "maps", kMaxMapsBytes);
   return problem;
 }
 

@@ -15,6 +15,7 @@ struct AbrtProblem {
   std::optional<std::string> executable;  // the `executable` item
   std::optional<std::string> cmdline;     // the `cmdline` item
   std::optional<std::string> pid;
+  std::optional<std::string> maps;  // the `maps` item: /proc/PID/maps at the crash
 };
 
 // Errors: kInvalidInput (no readable `coredump`: ABRT may have dropped it for space).

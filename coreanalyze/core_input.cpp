@@ -59,6 +59,7 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       auto input = unwrap_file(problem->coredump_path, coredump_name, *coredump_format);
       if (!input) return input;
       input->executable_hint = problem->executable;
+      input->maps_hint = problem->maps;
       input->notes.push_back(fmt::format("{}: ABRT problem directory{}{}", name,
                                          problem->pid ? ", pid " + *problem->pid : "",
                                          problem->cmdline ? ", command line: " + *problem->cmdline : ""));
@@ -71,6 +72,7 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       input.core_path = core->path;
       input.core_name = name;
       input.executable_hint = core->executable;
+      input.maps_hint = core->proc_maps;
       input.notes.push_back(fmt::format("{}: apport report, CoreDump decoded to a {} core", name,
                                         megabytes(core->core_bytes)));
       if (core->truncation) input.warnings.push_back(*core->truncation);

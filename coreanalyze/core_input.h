@@ -17,6 +17,9 @@ struct CoreInput {
   // The executable's path as the wrapper recorded it (ABRT `executable`, apport ExecutablePath):
   // used when neither --exe nor the core's own path finds the executable.
   std::optional<std::string> executable_hint;
+  // /proc/PID/maps as the wrapper saved it (ABRT `maps`, apport ProcMaps): the mapped files, used
+  // when the core has no NT_FILE note.
+  std::optional<std::string> maps_hint;
   std::vector<std::string> warnings;  // one line each: compressed data cut short
   std::vector<std::string> notes;     // one line each: what was unwrapped
 };

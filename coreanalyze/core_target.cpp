@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "coreanalyze/core_file.h"
+#include "coreanalyze/proc_maps.h"
 #include "symbols/elf_file.h"
 #include "symbols/path_resolver.h"
 
@@ -502,6 +503,7 @@ void CoreTargetImpl::fill_process_info() {
 Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& options) {
   auto core = CoreFile::open(options.core_path);
   if (!core) return std::unexpected(core.error());
+  if (options.maps_hint) (*core)->use_saved_file_mappings(parse_proc_maps(*options.maps_hint));
   return std::make_unique<CoreTargetImpl>(std::move(*core), options);
 }
 

@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
   const std::string read_path = line.core.core_path;
   line.core.core_path = unwrapped->core_path;
   line.core.executable_hint = unwrapped->executable_hint;
+  line.core.maps_hint = unwrapped->maps_hint;
 
   auto target = CoreTarget::open(line.core);
   if (!target) {

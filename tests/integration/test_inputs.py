@@ -185,6 +185,39 @@ def write_apport_report(core, proc, path, legacy_zlib=False, garbage=False, with
     return path
 
 
+NT_FILE = 0x46494C45
+PT_NOTE = 4
+
+
+def without_file_note(core, target):
+    """A copy of `core` whose NT_FILE note is renamed to a type no reader knows: a core that
+    lists no mapped files, as some dumpers write them."""
+    subprocess.run(["cp", "--sparse=always", core, target], check=True)
+    renamed = 0
+    with open(target, "r+b") as stream:
+        header = stream.read(64)
+        phoff, = struct.unpack_from("<Q", header, 32)
+        phentsize, phnum = struct.unpack_from("<HH", header, 54)
+        for index in range(phnum):
+            stream.seek(phoff + index * phentsize)
+            p_type, _, p_offset, _, _, p_filesz = struct.unpack("<IIQQQQ", stream.read(40))
+            if p_type != PT_NOTE:
+                continue
+            stream.seek(p_offset)
+            notes = stream.read(p_filesz)
+            at = 0
+            while at + 12 <= len(notes):
+                namesz, descsz, note_type = struct.unpack_from("<III", notes, at)
+                if note_type == NT_FILE:
+                    stream.seek(p_offset + at + 8)
+                    stream.write(struct.pack("<I", NT_FILE ^ 0xFF))
+                    renamed += 1
+                at += 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+    if renamed != 1:
+        raise cores.CoreError("found %d NT_FILE notes in %s, want 1" % (renamed, core))
+    return target
+
+
 def cut(path, fraction, target):
     with open(path, "rb") as source, open(target, "wb") as out:
         out.write(source.read(int(os.path.getsize(path) * fraction)))
@@ -243,6 +276,20 @@ def check_interpreter(coreanalyze, label, interpreter, results):
                 run = Run([coreanalyze, path, "--json", "--sysroot", empty])
                 results.check("%s: %s executable item stands in for a missing executable"
                               % (label, name), same_stacks(run, expected))
+
+        # A core without its list of mapped files: the wrapper's saved /proc/PID/maps stands in.
+        no_files = without_file_note(core, w("core.no-nt-file"))
+        run = Run([coreanalyze, no_files, "--json"])
+        results.check("%s: core without NT_FILE fails on its own (exit %d)" % (label, run.code),
+                      [] if run.code != 0 else ["want a failure", run.describe()])
+        for name, path in (
+                ("ABRT maps", make_abrt_directory(no_files, proc, w("ccpp-no-nt-file"))),
+                ("apport ProcMaps", write_apport_report(no_files, proc, w("no-nt-file.crash")))):
+            run = Run([coreanalyze, path, "--json"])
+            problems = same_stacks(run, expected)
+            if not any("NT_FILE" in warning for warning in warnings_of(run) or []):
+                problems.append("want a warning that the saved maps stand in for NT_FILE")
+            results.check("%s: %s stand in for a missing NT_FILE" % (label, name), problems)
 
         bad = [
             ("corrupt zstd", [coreanalyze, corrupt(w("core.zst"), w("bad.zst"))],
