@@ -10,6 +10,9 @@ namespace hangpy::coreanalyze {
 namespace {
 
 constexpr size_t kOutputBytes = 1 << 20;
+// xz -9 needs 65 MiB to decompress; a header asking for more than this is hostile or broken, and
+// must not make us allocate it.
+constexpr uint64_t kMemoryLimit = 1ull << 30;
 
 std::string_view lzma_reason(lzma_ret code) {
   switch (code) {
@@ -26,7 +29,7 @@ std::string_view lzma_reason(lzma_ret code) {
 class XzDecoder : public StreamDecoder {
  public:
   XzDecoder() : output_(kOutputBytes) {
-    ok_ = lzma_stream_decoder(&stream_, UINT64_MAX, LZMA_CONCATENATED) == LZMA_OK;
+    ok_ = lzma_stream_decoder(&stream_, kMemoryLimit, LZMA_CONCATENATED) == LZMA_OK;
   }
   ~XzDecoder() override { lzma_end(&stream_); }
 
