@@ -41,6 +41,9 @@ po::options_description visible_options() {
        "find the core's files under DIR (a copy of the machine's root)")
       ("lib-path", po::value<std::string>()->value_name("DIRS"),
        "also look for the core's files by name in these directories (DIR:DIR:...)")
+      ("coredumpctl", po::value<std::string>()->value_name("MATCH"),
+       "analyse the core systemd-coredump kept for MATCH (a PID, a program name, ...; see "
+       "coredumpctl(1)) instead of a CORE file")
       ("python", po::value<std::string>()->value_name("X.Y"),
        "use the layout of this Python version (X.Y, or X.Yt for free-threaded builds) instead "
        "of detecting it")
@@ -70,6 +73,8 @@ void print_usage(std::ostream& out, const po::options_description& options) {
          "       coreanalyze --pid PID [--pid PID...] [options]\n"
          "Prints every thread's Python stack from a core of a CPython process, or of a running one.\n"
          "CORE may be - to read the core from standard input (a file or a pipe).\n"
+         "CORE is told by its content: an ELF core; one compressed with zstd, lz4, xz or gzip\n"
+         "(systemd-coredump); an ABRT problem directory; an apport .crash file.\n"
          "With several PIDs the text reports follow each other and --json prints an array.\n\n"
       << options << "\n" << kExitCodesHelp;
 }
@@ -132,7 +137,7 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
     fmt::print(stderr, "coreanalyze: give a core file or --pid, not both\n");
     return kExitUsage;
   }
-  for (const char* option : {"exe", "sysroot", "lib-path", "snapshot"}) {
+  for (const char* option : {"exe", "sysroot", "lib-path", "snapshot", "coredumpctl"}) {
     if (vm.count(option)) {
       fmt::print(stderr, "coreanalyze: --{} is for cores; with --pid the process's own files are "
                  "read through /proc/PID\n", option);
@@ -232,15 +237,22 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     return kExitSuccess;
   }
   if (vm.count("pid")) return parse_live_options(vm, line);
-  if (!vm.count("core")) {
-    fmt::print(stderr, "coreanalyze: no core file given (usage: coreanalyze CORE [options])\n");
-    return kExitUsage;
-  }
   if (vm.count("nonblocking") || vm.count("max-stop")) {
     fmt::print(stderr, "coreanalyze: --nonblocking and --max-stop go with --pid\n");
     return kExitUsage;
   }
-  line.core.core_path = vm["core"].as<std::string>();
+  if (vm.count("coredumpctl")) {
+    if (vm.count("core")) {
+      fmt::print(stderr, "coreanalyze: give either a CORE or --coredumpctl MATCH, not both\n");
+      return kExitUsage;
+    }
+    line.coredumpctl_match = vm["coredumpctl"].as<std::string>();
+  } else if (!vm.count("core")) {
+    fmt::print(stderr, "coreanalyze: no core file given (usage: coreanalyze CORE [options])\n");
+    return kExitUsage;
+  } else {
+    line.core.core_path = vm["core"].as<std::string>();
+  }
   if (vm.count("exe")) line.core.executable = vm["exe"].as<std::string>();
   if (vm.count("sysroot")) line.core.sysroot = vm["sysroot"].as<std::string>();
   if (vm.count("lib-path")) line.core.lib_paths = split_path_list(vm["lib-path"].as<std::string>());

@@ -25,6 +25,7 @@ struct CommandLine {
   bool nonblocking = false; // --nonblocking: read a live process without stopping it
   int max_stop_ms = 2000;   // --max-stop: longest a live process may be held stopped
   int hold_stopped_ms = 0;  // --hold-stopped (hidden, for tests): keep it stopped this long more
+  std::optional<std::string> coredumpctl_match;  // --coredumpctl MATCH: the core comes from there
 };
 
 // Parses and checks argv. Returns the exit code when the program should stop right away (help,

@@ -277,6 +277,14 @@ void CoreFile::read_nt_file(std::span<const std::byte> desc) {
   }
 }
 
+void CoreFile::use_saved_file_mappings(std::vector<FileMapping> mappings) {
+  if (!file_mappings_.empty() || mappings.empty()) return;
+  file_mappings_ = std::move(mappings);
+  warnings_.push_back(fmt::format("the core lists no mapped files (NT_FILE); using the {} mappings "
+                                  "its wrapper saved (/proc/PID/maps)",
+                                  file_mappings_.size()));
+}
+
 void CoreFile::take_page_size_from_auxv() {
   const auto page_size = auxv_value(AT_PAGESZ);
   if (!page_size) return;  // keep the default

@@ -76,6 +76,9 @@ class CoreFile {
 
   // NT_FILE, in note order (ascending addresses, as the kernel writes it).
   const std::vector<FileMapping>& file_mappings() const { return file_mappings_; }
+  // For a core without NT_FILE: the mapped files as a wrapper saved them (ABRT `maps`, apport
+  // ProcMaps). Ignored when the core has its own list.
+  void use_saved_file_mappings(std::vector<FileMapping> mappings);
   // The process's memory page size: AT_PAGESZ, or 4096 when the core does not say. (NT_FILE's
   // "page size" is only the unit of its file offsets: the kernel writes 4096, gdb's gcore 1.)
   uint64_t page_size() const { return page_size_; }

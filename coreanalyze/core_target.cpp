@@ -1,5 +1,7 @@
 #include "coreanalyze/core_target.h"
 
+#include <unistd.h>
+
 #include <elf.h>
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 #include <unordered_map>
 
 #include "coreanalyze/core_file.h"
+#include "coreanalyze/proc_maps.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 #include "symbols/path_resolver.h"
@@ -389,6 +392,11 @@ void CoreTargetImpl::check_module_files(const CoreOptions& options) {
       warnings_.push_back(fmt::format(
           "cannot tell which mapped file is the executable; {} is not used", *options.executable));
     }
+  } else if (options.executable_hint && executable_ && !files_.exists(modules_[*executable_]) &&
+             access(options.executable_hint->c_str(), R_OK) == 0) {
+    // The core's own path for the executable finds nothing; the one its wrapper recorded does.
+    modules_[*executable_].override_path = options.executable_hint;
+    modules_[*executable_].looked_up = false;  // exists() marked it missing
   }
   std::vector<std::string> missing;
   for (const Module& module : modules_) {
@@ -473,6 +481,7 @@ void CoreTargetImpl::fill_process_info() {
 Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& options) {
   auto core = CoreFile::open(options.core_path);
   if (!core) return std::unexpected(core.error());
+  if (options.maps_hint) (*core)->use_saved_file_mappings(parse_proc_maps(*options.maps_hint));
   return std::make_unique<CoreTargetImpl>(std::move(*core), options);
 }
 

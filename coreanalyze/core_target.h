@@ -21,6 +21,12 @@ class CoreFile;
 struct CoreOptions {
   std::string core_path;
   std::optional<std::string> executable;  // --exe: overrides the executable the core names
+  // The executable's path as an ABRT directory or apport report recorded it: used only when
+  // there is no --exe and the path the core names (under --sysroot) finds no file.
+  std::optional<std::string> executable_hint;
+  // /proc/PID/maps text an ABRT directory or apport report saved: the mapped files, used only
+  // when the core has no NT_FILE note.
+  std::optional<std::string> maps_hint;
   std::string sysroot;                    // --sysroot: prefix for every path the core records
   std::vector<std::string> lib_paths;     // --lib-path: directories searched by file name
 };

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "coreanalyze/command_line.h"
+#include "coreanalyze/core_input.h"
 #include "coreanalyze/core_target.h"
+#include "coreanalyze/coredumpctl.h"
 #include "coreanalyze/exit_codes.h"
 #include "coreanalyze/live_run.h"
 #include "coreanalyze/native_stacks.h"
@@ -36,12 +38,14 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-report::AnalysedInput analysed_input(const std::string& given_core, const CoreTarget& target) {
+report::AnalysedInput analysed_input(const std::string& given_core, const CoreInput& unwrapped,
+                                     const CoreTarget& target) {
   report::AnalysedInput input;
   input.core = given_core;
   input.process = target.process();
   for (const auto& module : target.modules()) input.modules.push_back(module.path);
-  input.warnings = target.warnings();
+  input.warnings = unwrapped.warnings;
+  input.warnings.insert(input.warnings.end(), target.warnings().begin(), target.warnings().end());
   return input;
 }
 
@@ -90,21 +94,46 @@ int main(int argc, char** argv) {
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);
-  const std::string given_core = line.core.core_path;
-  if (given_core == "-") {
+  std::string given_core = line.core.core_path;
+  std::string input_name = given_core;
+  if (line.coredumpctl_match) {
+    auto path = core_from_coredumpctl(*line.coredumpctl_match);
+    if (!path) {
+      fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
+      return kExitBadInput;
+    }
+    given_core = fmt::format("coredumpctl:{}", *line.coredumpctl_match);
+    input_name = given_core;
+    line.core.core_path = *path;
+  } else if (given_core == "-") {
     auto path = core_path_from_stdin();
     if (!path) {
       fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
       return kExitBadInput;
     }
+    input_name = "standard input";
     line.core.core_path = *path;
   }
+  // Compressed cores, ABRT directories and apport reports become a plain core file here.
+  auto unwrapped = unwrap_core_input(line.core.core_path, input_name);
+  if (!unwrapped) {
+    fmt::print(stderr, "coreanalyze: {}\n", unwrapped.error().describe());
+    return kExitBadInput;
+  }
+  const std::string read_path = line.core.core_path;
+  line.core.core_path = unwrapped->core_path;
+  line.core.executable_hint = unwrapped->executable_hint;
+  line.core.maps_hint = unwrapped->maps_hint;
 
   auto target = CoreTarget::open(line.core);
   if (!target) {
     std::string message = target.error().describe();
-    // The reader names the /proc/self/fd path it opened; the user gave "-".
-    if (given_core == "-") message = replace_all(message, line.core.core_path, "standard input");
+    // The reader names the path it opened (/proc/self/fd/N for a spooled or unwrapped core); the
+    // user gave another.
+    if (line.core.core_path != unwrapped->core_name)
+      message = replace_all(message, line.core.core_path, unwrapped->core_name);
+    if (read_path != given_core) message = replace_all(message, read_path, input_name);
+    for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
     fmt::print(stderr, "coreanalyze: {}\n", message);
     return kExitBadInput;
   }
@@ -115,7 +144,10 @@ int main(int argc, char** argv) {
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
   auto stacks = cpython::analyze(analyzed, options);
-  if (!stacks) return report_failure(**target, stacks.error());
+  if (!stacks) {
+    for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
+    return report_failure(**target, stacks.error());
+  }
   // Before the snapshot is written, so that it holds the pages the locals were read from.
   std::optional<report::LocalsByFrame> locals;
   if (line.locals) locals = report::read_all_locals(analyzed.memory(), *stacks);
@@ -123,7 +155,7 @@ int main(int argc, char** argv) {
   std::optional<report::MergedStacks> merged;
   if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
   const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
-  const report::AnalysedInput input = analysed_input(given_core, **target);
+  const report::AnalysedInput input = analysed_input(given_core, *unwrapped, **target);
   // Before the snapshot, so that it holds the pages the diagnosis read too.
   diagnosis::DiagnosisInput why;
   why.stacks = &*stacks;
@@ -150,6 +182,9 @@ int main(int argc, char** argv) {
   if (merged && !line.json)
     call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);
   found.call_notes = call_notes ? &*call_notes : nullptr;
+  if (!line.json) {
+    for (const auto& note : unwrapped->notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
+  }
   if (line.json) {
     print_json(json_document(line, input, *stacks, found));
   } else {

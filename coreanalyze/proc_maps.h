@@ -1,0 +1,18 @@
+// /proc/PID/maps text, as ABRT (`maps`) and apport (ProcMaps) save it beside a core: the files
+// the process mapped, for a core whose NT_FILE note is missing (cores from some dumpers, or one
+// cut before its notes were read whole).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "coreanalyze/core_file.h"
+
+namespace hangpy::coreanalyze {
+
+// The file-backed lines ("START-END PERMS OFFSET DEV INODE /path"), in text order. Lines that map
+// no file (anonymous, [heap], [stack], [vdso]) and lines that do not parse are left out: the text
+// comes from outside the core and is trusted no more than it.
+std::vector<FileMapping> parse_proc_maps(std::string_view text);
+
+}  // namespace hangpy::coreanalyze
