@@ -14,6 +14,7 @@
 #include "coreanalyze/proc_maps.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
+#include "symbols/debuginfod_fetch.h"
 #include "symbols/path_resolver.h"
 
 namespace hangpy::coreanalyze {
@@ -70,7 +71,10 @@ class ModuleFiles {
  public:
   // `enabled` false (a snapshot core): no file is ever looked up.
   ModuleFiles(symbols::PathResolver resolver, bool enabled, std::vector<std::string>& warnings)
-      : resolver_(std::move(resolver)), enabled_(enabled), warnings_(warnings) {}
+      : resolver_(std::move(resolver)),
+        enabled_(enabled),
+        warnings_(warnings),
+        debuginfod_(enabled ? symbols::DebuginfodFetch::from_environment() : nullptr) {}
 
   // The module's file, or nullptr when it is missing or not an ELF file. The first call looks it
   // up (by build-id when the core saved one) and may add a warning (unreadable file, build-id
@@ -84,9 +88,15 @@ class ModuleFiles {
         module.saved_header ? module.saved_header->build_id : std::nullopt;
     std::optional<std::string> found = module.override_path;
     if (!found) found = resolver_.resolve(path, core_build_id);
+    // The last source: debuginfod, by the build-id the core recorded (checked again on opening).
+    if (!found && core_build_id) found = fetch_from_debuginfod(module, *core_build_id);
     // Nothing matches the build-id: take a file of the right name anyway and warn below.
     if (!found && core_build_id) found = resolver_.resolve(path);
-    if (!found) return nullptr;  // reported by exists() for the whole core at once
+    if (!found) {
+      // exists() deferred this module to debuginfod, which did not have it either.
+      if (deferred_to_debuginfod(module)) late_missing_.push_back(path);
+      return nullptr;  // otherwise reported by exists() for the whole core at once
+    }
     auto file = symbols::ElfFile::open(*found);
     if (!file) {
       // A data file mapped by the process (locale archive, shared memory) is no module.
@@ -116,14 +126,54 @@ class ModuleFiles {
     std::lock_guard lock(mutex_);
     if (!enabled_ || module.override_path || module.looked_up) return true;
     if (resolver_.resolve(lookup_path(module))) return true;
+    // Fetched only when a read or a symbol lookup needs it (file() reports a failure).
+    if (deferred_to_debuginfod(module)) return true;
     module.looked_up = true;
     return false;
   }
 
+  // Files neither found here nor fetched from debuginfod when first needed ("" when none).
+  std::string late_missing() const {
+    std::lock_guard lock(mutex_);
+    std::string list;
+    for (const std::string& path : late_missing_) list += (list.empty() ? "" : ", ") + path;
+    return list;
+  }
+
  private:
+  bool deferred_to_debuginfod(const Module& module) const {
+    return debuginfod_ && !module.override_path && module.saved_header &&
+           module.saved_header->build_id;
+  }
+
+  // The cached file debuginfod serves for the build-id, with a one-line note; never a file whose
+  // own build-id differs (a server may be wrong, or a cache stale).
+  std::optional<std::string> fetch_from_debuginfod(const Module& module,
+                                                   const std::string& build_id) const {
+    if (!debuginfod_) return std::nullopt;
+    std::string error;
+    std::optional<std::string> fetched = debuginfod_->fetch_executable(build_id, error);
+    if (!fetched) {
+      warnings_.push_back(fmt::format("cannot fetch {} (build-id {}): {}", module.recorded_path,
+                                      build_id, error));
+      return std::nullopt;
+    }
+    auto file = symbols::ElfFile::open(*fetched);
+    if (!file || (*file)->build_id() != build_id) {
+      warnings_.push_back(fmt::format("debuginfod gave {} for {}, whose build-id is not {}; not used",
+                                      *fetched, module.recorded_path, build_id));
+      return std::nullopt;
+    }
+    warnings_.push_back(
+        fmt::format("note: {} fetched from debuginfod as {}", module.recorded_path, *fetched));
+    return fetched;
+  }
+
   const symbols::PathResolver resolver_;
   const bool enabled_;
   std::vector<std::string>& warnings_;
+  const std::unique_ptr<symbols::DebuginfodFetch> debuginfod_;
+  mutable std::vector<std::string> late_missing_;
   mutable std::vector<std::string> wrong_binaries_;
   mutable std::mutex mutex_;
 };
@@ -208,6 +258,9 @@ class CoreTargetImpl final : public CoreTarget {
       found.push_back({InputCause::Kind::kWrongBinary, std::move(mismatch)});
     if (missing_files_message_)
       found.push_back({InputCause::Kind::kMissingBinaries, *missing_files_message_});
+    if (const std::string late = files_.late_missing(); !late.empty())
+      found.push_back({InputCause::Kind::kMissingBinaries,
+                       fmt::format("cannot find {} here nor through debuginfod", late)});
     return found;
   }
   std::vector<std::string> opened_files() const override {

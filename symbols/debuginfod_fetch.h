@@ -1,0 +1,34 @@
+// Fetches a binary by build-id from the debuginfod servers named in DEBUGINFOD_URLS, through
+// elfutils' client library (which honours DEBUGINFOD_TIMEOUT and caches in
+// DEBUGINFOD_CACHE_PATH). The last place a core's files are looked for: used only for a module
+// a read or a symbol lookup needs, and at most kMaxFetches times in one run.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace hangpy::symbols {
+
+class DebuginfodFetch {
+ public:
+  static constexpr int kMaxFetches = 32;
+
+  // nullptr when DEBUGINFOD_URLS is unset or empty, or the client cannot start.
+  static std::unique_ptr<DebuginfodFetch> from_environment();
+  ~DebuginfodFetch();
+  DebuginfodFetch(const DebuginfodFetch&) = delete;
+  DebuginfodFetch& operator=(const DebuginfodFetch&) = delete;
+
+  // The path of the cached executable or library with this build-id (hex), or nullopt with
+  // `error` set to one line saying why.
+  std::optional<std::string> fetch_executable(const std::string& build_id_hex, std::string& error);
+
+ private:
+  struct Client;
+  explicit DebuginfodFetch(std::unique_ptr<Client> client);
+  std::unique_ptr<Client> client_;
+  int fetches_ = 0;
+};
+
+}  // namespace hangpy::symbols
