@@ -89,12 +89,17 @@ class ModuleFiles {
     std::optional<std::string> found = module.override_path;
     if (!found) found = resolver_.resolve(path, core_build_id);
     // The last source: debuginfod, by the build-id the core recorded (checked again on opening).
-    if (!found && core_build_id) found = fetch_from_debuginfod(module, *core_build_id);
+    bool fetched_wrong_file = false;
+    if (!found && core_build_id)
+      found = fetch_from_debuginfod(module, *core_build_id, fetched_wrong_file);
     // Nothing matches the build-id: take a file of the right name anyway and warn below.
     if (!found && core_build_id) found = resolver_.resolve(path);
     if (!found) {
       // exists() deferred this module to debuginfod, which did not have it either.
-      if (deferred_to_debuginfod(module)) late_missing_.push_back(path);
+      if (deferred_to_debuginfod(module)) {
+        late_missing_.push_back(
+            fetched_wrong_file ? path + " (debuginfod's copy has another build-id; not used)" : path);
+      }
       return nullptr;  // otherwise reported by exists() for the whole core at once
     }
     auto file = symbols::ElfFile::open(*found);
@@ -148,8 +153,8 @@ class ModuleFiles {
 
   // The cached file debuginfod serves for the build-id, with a one-line note; never a file whose
   // own build-id differs (a server may be wrong, or a cache stale).
-  std::optional<std::string> fetch_from_debuginfod(const Module& module,
-                                                   const std::string& build_id) const {
+  std::optional<std::string> fetch_from_debuginfod(const Module& module, const std::string& build_id,
+                                                   bool& fetched_wrong_file) const {
     if (!debuginfod_) return std::nullopt;
     std::string error;
     std::optional<std::string> fetched = debuginfod_->fetch_executable(build_id, error);
@@ -160,6 +165,7 @@ class ModuleFiles {
     }
     auto file = symbols::ElfFile::open(*fetched);
     if (!file || (*file)->build_id() != build_id) {
+      fetched_wrong_file = true;
       warnings_.push_back(fmt::format("debuginfod gave {} for {}, whose build-id is not {}; not used",
                                       *fetched, module.recorded_path, build_id));
       return std::nullopt;

@@ -105,6 +105,30 @@ def check(coreanalyze, core, truth, workdir):
     for path in files:
         if not any(w.startswith("note: %s fetched" % path) for w in notes):
             problems.append("no note says %s came from debuginfod: %r" % (path, warnings))
+    return problems + check_stale_cache(coreanalyze, core, empty_root, env, files)
+
+
+def check_stale_cache(coreanalyze, core, empty_root, env, files):
+    """A cached file whose build-id is not the one asked for (the server is gone by now, so the
+    cache answers) must be reported and not used."""
+    cache = env["DEBUGINFOD_CACHE_PATH"]
+    cached = [os.path.join(cache, entry, "executable") for entry in os.listdir(cache)
+              if os.path.isfile(os.path.join(cache, entry, "executable"))]
+    if len(cached) != len(files):
+        return ["expected %d cached executables, found %r" % (len(files), cached)]
+    # Each cached file swapped with another: both are ELF files, neither has the right build-id.
+    contents = [open(path, "rb").read() for path in cached]
+    for path, data in zip(cached, contents[1:] + contents[:1]):
+        os.chmod(path, 0o644)
+        open(path, "wb").write(data)
+    result = run(coreanalyze, core, empty_root, env)
+    stderr = result.stderr.decode("utf-8", "replace")
+    problems = []
+    if result.returncode != EXIT_MISSING_BINARIES:
+        problems.append("stale cache: exit %d, expected %d; stderr: %s" %
+                        (result.returncode, EXIT_MISSING_BINARIES, stderr.strip()))
+    if "not used" not in stderr + result.stdout.decode("utf-8", "replace"):
+        problems.append("stale cache: no warning that a fetched file was not used: %s" % stderr)
     return problems
 
 
