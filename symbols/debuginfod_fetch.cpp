@@ -3,6 +3,7 @@
 #include <elfutils/debuginfod.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -30,6 +31,10 @@ DebuginfodFetch::~DebuginfodFetch() = default;
 
 std::optional<std::string> DebuginfodFetch::fetch_executable(const std::string& build_id_hex,
                                                              std::string& error) {
+  if (!gave_up_.empty()) {
+    error = gave_up_;
+    return std::nullopt;
+  }
   if (fetches_ >= kMaxFetches) {
     error = "more than " + std::to_string(kMaxFetches) + " debuginfod fetches in one run";
     return std::nullopt;
@@ -41,6 +46,9 @@ std::optional<std::string> DebuginfodFetch::fetch_executable(const std::string& 
   const int fd = debuginfod_find_executable(client_->handle, id, 0, &path);
   if (fd < 0) {
     error = std::string("debuginfod: ") + std::strerror(-fd);
+    // "Not there" is an answer; a timeout or an unreachable server would cost as much again for
+    // every later module, so the run stops asking.
+    if (-fd != ENOENT) gave_up_ = error + " (no further fetches)";
     return std::nullopt;
   }
   ::close(fd);

@@ -1,7 +1,8 @@
 // Fetches a binary by build-id from the debuginfod servers named in DEBUGINFOD_URLS, through
 // elfutils' client library (which honours DEBUGINFOD_TIMEOUT and caches in
 // DEBUGINFOD_CACHE_PATH). The last place a core's files are looked for: used only for a module
-// a read or a symbol lookup needs, and at most kMaxFetches times in one run.
+// a read or a symbol lookup needs, at most kMaxFetches times in one run, and not again after a
+// timeout or an unreachable server.
 #pragma once
 
 #include <memory>
@@ -29,6 +30,7 @@ class DebuginfodFetch {
   explicit DebuginfodFetch(std::unique_ptr<Client> client);
   std::unique_ptr<Client> client_;
   int fetches_ = 0;
+  std::string gave_up_;  // why fetching stopped for this run ("" while it goes on)
 };
 
 }  // namespace hangpy::symbols
