@@ -10,7 +10,13 @@ namespace {
 
 class ZstdDecoder : public StreamDecoder {
  public:
-  ZstdDecoder() : stream_(ZSTD_createDStream()), output_(ZSTD_DStreamOutSize()) {}
+  ZstdDecoder() : stream_(ZSTD_createDStream()), output_(ZSTD_DStreamOutSize()) {
+    // libzstd refuses frames whose window is over 128 MiB (window log 27) unless told otherwise:
+    // `zstd --long=31` makes such frames, and a core compressed from a pipe always gets the window
+    // its level asks for. The window is allocated only as big as the frame says (up to 2 GiB for
+    // --long=31), so a usual systemd-coredump core keeps its few MiB.
+    if (stream_ != nullptr) ZSTD_DCtx_setParameter(stream_, ZSTD_d_windowLogMax, kMaxWindowLog);
+  }
   ~ZstdDecoder() override { ZSTD_freeDStream(stream_); }
 
   Expected<void> feed(std::span<const std::byte> input, const ByteSink& sink) override {
@@ -47,6 +53,7 @@ class ZstdDecoder : public StreamDecoder {
   Expected<bool> finish(const ByteSink&) override { return frame_done_; }
 
  private:
+  static constexpr int kMaxWindowLog = 31;  // ZSTD_WINDOWLOG_MAX on 64-bit hosts
   ZSTD_DStream* stream_;
   std::vector<std::byte> output_;
   bool frame_done_ = false;

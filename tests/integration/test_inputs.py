@@ -289,6 +289,9 @@ def check_interpreter(coreanalyze, label, interpreter, results):
         w = lambda name: os.path.join(workdir, name)  # noqa: E731
         forms = [
             ("zstd", compress("zstd", ["-q", "-c", "-T0"], core, w("core.zst"))),
+            # A 2 GiB window (what `zstd --long=31` writes, from a pipe): libzstd's default limit
+            # is 128 MiB, and such a core was once refused as "too much memory for decoding".
+            ("zstd --long=31", compress("zstd", ["-q", "-c", "--long=31"], core, w("long.zst"))),
             ("lz4", compress("lz4", ["-q", "-c"], core, w("core.lz4"))),
             ("xz", compress("xz", ["-c", "-0", "-T0"], core, w("core.xz"))),
             ("gzip", compress("gzip", ["-c", "-1"], core, w("core.gz"))),
