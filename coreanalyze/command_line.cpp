@@ -55,7 +55,7 @@ po::options_description visible_options() {
       ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
-       "binaries needed")
+       "binaries needed (with --pid: %p in FILE is the PID; several PIDs without %p get FILE.PID)")
       ("context", po::value<std::string>()->value_name("N"),
        "show N source lines before and after each Python frame's line (0 to 100)")
       ("pid", po::value<std::vector<std::string>>()->composing()->value_name("PID"),
@@ -137,7 +137,7 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
     fmt::print(stderr, "coreanalyze: give a core file or --pid, not both\n");
     return kExitUsage;
   }
-  for (const char* option : {"exe", "sysroot", "lib-path", "snapshot", "coredumpctl"}) {
+  for (const char* option : {"exe", "sysroot", "lib-path", "coredumpctl"}) {
     if (vm.count(option)) {
       fmt::print(stderr, "coreanalyze: --{} is for cores; with --pid the process's own files are "
                  "read through /proc/PID\n", option);
@@ -182,6 +182,7 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
     }
     line.hold_stopped_ms = *hold;
   }
+  if (vm.count("snapshot")) line.snapshot_path = vm["snapshot"].as<std::string>();
   return parse_shared_options(vm, line);
 }
 

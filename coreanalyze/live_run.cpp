@@ -8,10 +8,14 @@
 #include <fmt/format.h>
 
 #include "coreanalyze/exit_codes.h"
+#include "coreanalyze/live_snapshot.h"
 #include "coreanalyze/live_target.h"
+#include "coreanalyze/output_file.h"
 #include "coreanalyze/native_stacks.h"
 #include "coreanalyze/print_analysis.h"
 #include "coreanalyze/process_stop.h"
+#include "coreanalyze/recording_target.h"
+#include "coreanalyze/snapshot_writer.h"
 #include "cpython/analyzer.h"
 
 namespace hangpy::coreanalyze {
@@ -64,14 +68,16 @@ struct StackDetails {
   std::optional<diagnosis::ProcessDiagnosis> diagnosis;
 };
 
+// `memory` is the live process's, or the recording of it a snapshot is made from.
 StackDetails read_details(const CommandLine& line, const LiveTarget& live,
+                          const cpython::AddressSpace& memory,
                           const cpython::ProcessStacks& stacks,
                           const report::MergedStacks* merged) {
   StackDetails details;
-  if (line.locals) details.locals = report::read_all_locals(live.memory(), stacks);
+  if (line.locals) details.locals = report::read_all_locals(memory, stacks);
   diagnosis::DiagnosisInput why;
   why.stacks = &stacks;
-  why.memory = &live.memory();
+  why.memory = &memory;
   why.os_threads = live.threads();
   why.native = merged;
   why.pid = live.process().pid;
@@ -84,12 +90,13 @@ StackDetails read_details(const CommandLine& line, const LiveTarget& live,
 // stopped and its memory (call walk() while it still is).
 Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandLine& line,
                                                                   const LiveTarget& live,
+                                                                  const cpython::AddressSpace& memory,
                                                                   const StoppedProcess& stopped) {
   constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
   native::DwflCoreOptions options;
   options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
   options.inlined_frames = line.inlined;
-  options.memory = &live.memory();
+  options.memory = &memory;
   for (const auto& thread : stopped.dwarf_registers())
     options.threads.push_back({thread.lwp, thread.dwarf});
   for (const cpython::MappedModule& module : live.modules())
@@ -105,6 +112,39 @@ Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandL
     return live.module_file(recorded_path);
   };
   return native::DwflCoreUnwinder::open(std::move(options));
+}
+
+// --snapshot FILE for process `pid`: "%p" in FILE is the PID; with several processes, a FILE
+// without it gets ".PID" appended, so that each process has its own.
+std::string snapshot_path_for(const CommandLine& line, int pid) {
+  std::string path = *line.snapshot_path;
+  const std::string pid_text = std::to_string(pid);
+  bool replaced = false;
+  for (size_t at = path.find("%p"); at != std::string::npos; at = path.find("%p", at)) {
+    path.replace(at, 2, pid_text);
+    at += pid_text.size();
+    replaced = true;
+  }
+  if (!replaced && line.pids.size() > 1) path += "." + pid_text;
+  return path;
+}
+
+// Writes the snapshot of a live process from the pages `recording` kept. The process's own
+// files (through /proc/PID/root) are never overwritten.
+Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& live,
+                                   const RecordingTarget& recording,
+                                   const StoppedProcess* stopped) {
+  std::vector<std::string> process_files{fmt::format("/proc/{}/exe", live.process().pid)};
+  for (const cpython::MappedModule& module : live.modules()) {
+    if (auto file = live.module_file(module.path)) process_files.push_back(*file);
+  }
+  if (auto ok = check_not_an_input(path, process_files); !ok) return ok;
+  static const std::vector<StoppedProcess::RegisterSet> kNoRegisters;
+  return write_snapshot(path,
+                        live_snapshot_process(live.process(),
+                                              stopped ? stopped->register_sets() : kNoRegisters,
+                                              live.threads()),
+                        recording);
 }
 
 // One process: its report printed (text) or added to `documents` (--json).
@@ -127,7 +167,8 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
     // after it is released, from the pages read while it was stopped (a page the first pass did
     // not need is read from the running process).
-    if (auto first = cpython::analyze(live, options)) (void)read_details(line, live, *first, nullptr);
+    if (auto first = cpython::analyze(live, options))
+      (void)read_details(line, live, live.memory(), *first, nullptr);
     auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
     if (!stop) {
       fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
@@ -138,11 +179,16 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     live.refresh_memory();
     read.stopped_threads = stopped->threads().size();
   }
-  auto stacks = cpython::analyze(live, options);
+  // --snapshot: what this pass and the details read (the pages read while the process was
+  // stopped) is what the snapshot keeps.
+  RecordingTarget recording(live);
+  const cpython::Target& analyzed =
+      line.snapshot_path ? static_cast<const cpython::Target&>(recording) : live;
+  auto stacks = cpython::analyze(analyzed, options);
   // --native: the stacks are walked while the process is stopped, their symbols looked up after.
   std::optional<Expected<std::unique_ptr<native::DwflCoreUnwinder>>> unwinder;
   if (line.native && stacks && stopped) {
-    unwinder = open_unwinder(line, live, *stopped);
+    unwinder = open_unwinder(line, live, analyzed.memory(), *stopped);
     if (*unwinder) (**unwinder)->walk();
   }
   if (line.hold_stopped_ms > 0 && stopped) {
@@ -152,7 +198,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::optional<report::MergedStacks> merged;
   if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
   StackDetails details;
-  if (stacks) details = read_details(line, live, *stacks, merged ? &*merged : nullptr);
+  if (stacks) details = read_details(line, live, analyzed.memory(), *stacks, merged ? &*merged : nullptr);
   auto& locals = details.locals;
   auto& diagnosis = details.diagnosis;
 
@@ -175,6 +221,13 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::optional<report::CallNotes> call_notes;
   if (merged && !line.json) call_notes = report::find_call_notes(live.memory(), *stacks->layout, *merged);
   found.call_notes = call_notes ? &*call_notes : nullptr;
+  std::optional<Error> snapshot_error;
+  std::string snapshot_path;
+  if (line.snapshot_path) {
+    snapshot_path = snapshot_path_for(line, pid);
+    if (auto written = write_live_snapshot(snapshot_path, live, recording, stopped.get()); !written)
+      snapshot_error = written.error();
+  }
   if (line.json) {
     nlohmann::json document = json_document(shown, input, *stacks, found);
     add_live_facts(document, read);
@@ -182,6 +235,15 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   } else {
     fmt::print(stderr, "coreanalyze: note: {}\n", describe_read(pid, read));
     print_text(shown, input, *stacks, found);
+  }
+  if (snapshot_error) {
+    fmt::print(stderr, "coreanalyze: snapshot of process {} not written: {}\n", pid,
+               snapshot_error->describe());
+    return kExitSnapshotFailed;
+  }
+  if (line.snapshot_path) {
+    fmt::print(stderr, "coreanalyze: wrote snapshot {} of process {} ({} pages)\n", snapshot_path,
+               pid, recording.pages().size());
   }
   return stacks->partial() ? kExitPartial : kExitSuccess;
 }

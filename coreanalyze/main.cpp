@@ -85,7 +85,7 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
                                         const cpython::ProcessStacks& stacks) {
   const std::string& path = *line.snapshot_path;
   if (auto ok = check_not_an_input(path, files_read(line, target, stacks)); !ok) return ok;
-  return write_snapshot(path, target.core(), recording);
+  return write_snapshot(path, snapshot_process_of(target.core()), recording);
 }
 
 }  // namespace

@@ -15,4 +15,12 @@ namespace hangpy::coreanalyze {
 // comes from outside the core and is trusted no more than it.
 std::vector<FileMapping> parse_proc_maps(std::string_view text);
 
+// Every line's range and protection (PF_R | PF_W | PF_X), anonymous ones too, in text order.
+struct MappedRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t protection = 0;
+};
+std::vector<MappedRange> parse_proc_map_ranges(std::string_view text);
+
 }  // namespace hangpy::coreanalyze

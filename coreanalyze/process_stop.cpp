@@ -176,12 +176,14 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
         dwarf_registers_.push_back({tid, {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
                                           r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
                                           r.rip}});
+        register_sets_.push_back({tid, regs});
       }
     }
   }
   const auto by_lwp = [](const auto& a, const auto& b) { return a.lwp < b.lwp; };
   std::sort(threads_.begin(), threads_.end(), by_lwp);
   std::sort(dwarf_registers_.begin(), dwarf_registers_.end(), by_lwp);
+  std::sort(register_sets_.begin(), register_sets_.end(), by_lwp);
   return {};
 }
 

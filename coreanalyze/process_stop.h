@@ -6,6 +6,8 @@
 // kExitStopTimeout (one line on stderr). One process at a time.
 #pragma once
 
+#include <sys/user.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -34,6 +36,12 @@ class StoppedProcess {
     std::array<uint64_t, 17> dwarf{};
   };
   const std::vector<DwarfRegisters>& dwarf_registers() const { return dwarf_registers_; }
+  // The same threads' registers as PTRACE_GETREGS gave them, for a snapshot core's NT_PRSTATUS.
+  struct RegisterSet {
+    int64_t lwp = 0;
+    user_regs_struct registers{};
+  };
+  const std::vector<RegisterSet>& register_sets() const { return register_sets_; }
   // Detaches every thread (once); returns how long the process was held stopped: from the first
   // PTRACE_INTERRUPT to the last PTRACE_DETACH.
   std::chrono::nanoseconds release();
@@ -45,6 +53,7 @@ class StoppedProcess {
   const int pid_;
   std::vector<cpython::NativeThread> threads_;
   std::vector<DwarfRegisters> dwarf_registers_;
+  std::vector<RegisterSet> register_sets_;
   std::chrono::steady_clock::time_point stopped_at_;
   std::chrono::nanoseconds stopped_for_{0};
   bool released_ = false;

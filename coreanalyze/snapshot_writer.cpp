@@ -38,10 +38,11 @@ void append_u64(std::vector<std::byte>& out, uint64_t value) {
   out.insert(out.end(), bytes.begin(), bytes.end());
 }
 
-// The process notes of the original core, rebuilt from what CoreFile parsed.
-std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& recorded) {
+// The process notes, rebuilt from what the core reader parsed or what /proc told.
+std::vector<std::byte> build_notes(const SnapshotProcess& process, const RecordingTarget& recorded) {
   std::vector<std::byte> notes;
-  for (const CoreThread& thread : core.threads()) {
+  const cpython::ProcessInfo& facts = process.facts;
+  for (const CoreThread& thread : process.threads) {
     elf_prstatus status{};
     status.pr_pid = static_cast<pid_t>(thread.lwp);
     status.pr_cursig = static_cast<short>(thread.current_signal);
@@ -51,18 +52,18 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
     append_struct_note(notes, NT_PRSTATUS, status);
   }
   elf_prpsinfo info{};
-  info.pr_pid = static_cast<pid_t>(core.pid().value_or(0));
-  info.pr_ppid = static_cast<pid_t>(core.parent_pid().value_or(0));
-  info.pr_uid = core.uid().value_or(0);
-  info.pr_gid = core.gid().value_or(0);
-  info.pr_sname = core.state().value_or(0);
-  std::strncpy(info.pr_fname, core.command().c_str(), sizeof(info.pr_fname) - 1);
-  std::strncpy(info.pr_psargs, core.arguments().c_str(), sizeof(info.pr_psargs) - 1);
+  info.pr_pid = static_cast<pid_t>(facts.pid);
+  info.pr_ppid = static_cast<pid_t>(facts.parent_pid.value_or(0));
+  info.pr_uid = facts.uid.value_or(0);
+  info.pr_gid = facts.gid.value_or(0);
+  info.pr_sname = facts.state.value_or(0);
+  std::strncpy(info.pr_fname, facts.command.c_str(), sizeof(info.pr_fname) - 1);
+  std::strncpy(info.pr_psargs, facts.arguments.c_str(), sizeof(info.pr_psargs) - 1);
   append_struct_note(notes, NT_PRPSINFO, info);
-  if (core.signal()) {
+  if (facts.signal) {
     siginfo_t signal_info{};
-    signal_info.si_signo = *core.signal();
-    if (const auto& original = core.signal_info()) {  // the sender or fault, as the core had it
+    signal_info.si_signo = *facts.signal;
+    if (const auto& original = facts.signal_info) {  // the sender or fault, as the core had it
       signal_info.si_code = original->code;
       if (original->sender_pid) signal_info.si_pid = static_cast<pid_t>(*original->sender_pid);
       if (original->sender_uid) signal_info.si_uid = *original->sender_uid;
@@ -72,7 +73,7 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
     append_struct_note(notes, NT_SIGINFO, signal_info);
   }
   std::vector<std::byte> auxv;
-  for (const auto& [key, value] : core.auxv()) {
+  for (const auto& [key, value] : process.auxv) {
     append_u64(auxv, key);
     append_u64(auxv, value);
   }
@@ -81,14 +82,14 @@ std::vector<std::byte> build_notes(const CoreFile& core, const RecordingTarget& 
   append_note(notes, "CORE", NT_AUXV, auxv);
 
   std::vector<std::byte> files;
-  append_u64(files, core.file_mappings().size());
+  append_u64(files, process.file_mappings.size());
   append_u64(files, 1);  // offsets in bytes, as gdb's gcore writes them: exact whatever the source
-  for (const FileMapping& mapping : core.file_mappings()) {
+  for (const FileMapping& mapping : process.file_mappings) {
     append_u64(files, mapping.start);
     append_u64(files, mapping.end);
     append_u64(files, mapping.file_offset);
   }
-  for (const FileMapping& mapping : core.file_mappings()) {
+  for (const FileMapping& mapping : process.file_mappings) {
     auto name = std::as_bytes(std::span(mapping.path.c_str(), mapping.path.size() + 1));
     files.insert(files.end(), name.begin(), name.end());
   }
@@ -106,14 +107,13 @@ struct Run {
 
 // Consecutive recorded pages become one segment; each page is read again through the full
 // memory view (core, then mapped files), so file-backed pages are saved too.
-std::vector<Run> collect_runs(const CoreFile& core, const RecordingTarget& recorded) {
+std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTarget& recorded) {
   constexpr uint64_t kPage = RecordingTarget::kPageSize;
   std::vector<Run> runs;
   std::vector<std::byte> page(kPage);
   for (uint64_t address : recorded.pages()) {
     if (!recorded.inner_memory().read(address, page)) continue;
-    const CoreSegment* segment = core.segment_containing(address);
-    uint32_t flags = segment ? segment->flags : PF_R;
+    const uint32_t flags = process.protection_at ? process.protection_at(address) : PF_R;
     if (runs.empty() || runs.back().start + runs.back().bytes.size() != address ||
         runs.back().flags != flags) {
       runs.push_back(Run{address, {}, flags});
@@ -125,10 +125,10 @@ std::vector<Run> collect_runs(const CoreFile& core, const RecordingTarget& recor
 
 }  // namespace
 
-Expected<void> write_snapshot(const std::string& path, const CoreFile& original,
+Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& process,
                               const RecordingTarget& recorded) {
-  std::vector<std::byte> notes = build_notes(original, recorded);
-  std::vector<Run> runs = collect_runs(original, recorded);
+  std::vector<std::byte> notes = build_notes(process, recorded);
+  std::vector<Run> runs = collect_runs(process, recorded);
 
   Elf64_Ehdr header{};
   std::memcpy(header.e_ident, ELFMAG, SELFMAG);

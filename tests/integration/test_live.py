@@ -149,6 +149,32 @@ def stacks_case(coreanalyze, interpreter, workdir):
             problems += test_diagnosis.check_deadlock(report, text, version_of(truth))
             yield "stopped", problems
 
+        # --snapshot with --pid: a small core of what was read while the process was stopped,
+        # which reads back (no binaries needed) as the same stacks and the same deadlock.
+        pattern = os.path.join(workdir, "live.%p.core")
+        snapshot = pattern.replace("%p", str(process.pid))
+        code, out, err = run(coreanalyze, [process.pid], ["--json", "--snapshot", pattern])
+        problems = running_problems(process.pid, "after --pid --snapshot")
+        if code != 0 or not os.path.exists(snapshot):
+            problems.append("--snapshot %s exited %d, wrote %s: %s"
+                            % (pattern, code, os.path.exists(snapshot), err.strip()))
+        else:
+            size = os.path.getsize(snapshot)
+            result = subprocess.run([coreanalyze, "--no-color", "--json", snapshot],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+            if result.returncode != 0:
+                problems.append("the snapshot reads with exit %d: %s"
+                                % (result.returncode, result.stderr.decode("utf-8", "replace").strip()))
+            else:
+                document = json.loads(result.stdout)
+                problems += compare.compare_json(truth, document)
+                text = subprocess.run([coreanalyze, "--no-color", snapshot], stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, timeout=RUN_TIMEOUT).stdout.decode()
+                problems += test_diagnosis.check_deadlock(test_diagnosis.Report(document, truth),
+                                                          text, version_of(truth))
+            os.unlink(snapshot)
+            yield "snapshot (%d KB)" % (size // 1024), problems
+
         code, out, err = run(coreanalyze, [process.pid], ["--json", "--nonblocking"])
         problems = running_problems(process.pid, "after --nonblocking")
         if code != 0:
