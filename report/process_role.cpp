@@ -44,14 +44,18 @@ bool has_variable(const std::map<std::string, std::string>* environment, const c
 
 // torchrun is a console script (`python3 /usr/bin/torchrun ...`, or `torchrun ...` through its
 // shebang); `python -m torch.distributed.run` and the older `torch.distributed.launch` are the
-// same agent. Only the words before the training script count: a script may take any argument.
+// same agent. Only the program and the interpreter's own options count: the words after the
+// script are its arguments, and may be anything.
 bool is_elastic_agent_command(std::string_view arguments) {
   const std::vector<std::string_view> argv = words(arguments);
-  for (size_t i = 0; i < argv.size() && i < 4; ++i) {
-    if (base_name(argv[i]) == "torchrun") return true;
-    if (argv[i] == "-m" && i + 1 < argv.size() &&
-        (argv[i + 1] == "torch.distributed.run" || argv[i + 1] == "torch.distributed.launch"))
-      return true;
+  if (argv.empty()) return false;
+  if (base_name(argv[0]) == "torchrun") return true;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-m") {
+      return i + 1 < argv.size() &&
+             (argv[i + 1] == "torch.distributed.run" || argv[i + 1] == "torch.distributed.launch");
+    }
+    if (!argv[i].starts_with('-')) return base_name(argv[i]) == "torchrun";  // the script
   }
   return false;
 }
