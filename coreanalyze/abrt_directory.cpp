@@ -13,6 +13,9 @@ namespace {
 constexpr size_t kMaxItemBytes = 64 * 1024;
 // `maps` of a process with thousands of mappings (PyTorch: ~3000 lines of ~100 bytes).
 constexpr size_t kMaxMapsBytes = 4 << 20;
+// `environ`: the kernel's limit on arguments and environment together is 2 MB under the usual
+// 8 MB stack limit.
+constexpr size_t kMaxEnvironBytes = 8 << 20;
 
 std::optional<std::string> read_item(const std::string& directory, const char* name,
                                      size_t max_bytes = kMaxItemBytes) {
@@ -41,6 +44,8 @@ Expected<AbrtProblem> read_abrt_directory(const std::string& directory) {
   problem.cmdline = read_item(directory, "cmdline");
   problem.pid = read_item(directory, "pid");
   problem.maps = read_item(directory, "maps", kMaxMapsBytes);
+  problem.environment = read_item(directory, "environ", kMaxEnvironBytes);
+  problem.hostname = read_item(directory, "hostname");
   return problem;
 }
 

@@ -15,7 +15,9 @@ struct AbrtProblem {
   std::optional<std::string> executable;  // the `executable` item
   std::optional<std::string> cmdline;     // the `cmdline` item
   std::optional<std::string> pid;
-  std::optional<std::string> maps;  // the `maps` item: /proc/PID/maps at the crash
+  std::optional<std::string> maps;
+  std::optional<std::string> environment;  // the `environ` item: /proc/PID/environ, one a line
+  std::optional<std::string> hostname;  // the `hostname` item: the machine that crashed  // the `maps` item: /proc/PID/maps at the crash
 };
 
 // Errors: kInvalidInput (no readable `coredump`: ABRT may have dropped it for space).

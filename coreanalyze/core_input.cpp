@@ -60,6 +60,9 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       if (!input) return input;
       input->executable_hint = problem->executable;
       input->maps_hint = problem->maps;
+      input->saved_environment = problem->environment;
+      input->saved_environment_source = "ABRT environ";
+      input->saved_host = problem->hostname;
       input->notes.push_back(fmt::format("{}: ABRT problem directory{}{}", name,
                                          problem->pid ? ", pid " + *problem->pid : "",
                                          problem->cmdline ? ", command line: " + *problem->cmdline : ""));
@@ -73,6 +76,8 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       input.core_name = name;
       input.executable_hint = core->executable;
       input.maps_hint = core->proc_maps;
+      input.saved_environment = core->environment;
+      input.saved_environment_source = "apport ProcEnviron";
       input.notes.push_back(fmt::format("{}: apport report, CoreDump decoded to a {} core", name,
                                         megabytes(core->core_bytes)));
       if (core->truncation) input.warnings.push_back(*core->truncation);

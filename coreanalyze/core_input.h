@@ -20,6 +20,12 @@ struct CoreInput {
   // /proc/PID/maps as the wrapper saved it (ABRT `maps`, apport ProcMaps): the mapped files, used
   // when the core has no NT_FILE note.
   std::optional<std::string> maps_hint;
+  // The process's environment as the wrapper saved it (ABRT `environ`, one variable a line;
+  // apport ProcEnviron, the few variables apport keeps), and which that was; used for labels
+  // where the core's own memory does not hold its environment.
+  std::optional<std::string> saved_environment;
+  std::string saved_environment_source;
+  std::optional<std::string> saved_host;  // ABRT `hostname`
   std::vector<std::string> warnings;  // one line each: compressed data cut short
   std::vector<std::string> notes;     // one line each: what was unwrapped
 };

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "coreanalyze/environment_sources.h"
 #include "coreanalyze/exit_codes.h"
 #include "coreanalyze/live_snapshot.h"
 #include "coreanalyze/live_target.h"
@@ -211,6 +212,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   input.process = live.process();
   for (const auto& module : live.modules()) input.modules.push_back(module.path);
   input.warnings = live.warnings();
+  input.environment = live_environment(pid);
   // Source lines are quoted from the process's own files, inside its container or chroot.
   CommandLine shown = line;
   shown.core.sysroot = fmt::format("/proc/{}/root", pid);

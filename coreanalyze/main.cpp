@@ -8,6 +8,7 @@
 #include "coreanalyze/core_input.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/coredumpctl.h"
+#include "coreanalyze/environment_sources.h"
 #include "coreanalyze/exit_codes.h"
 #include "coreanalyze/live_run.h"
 #include "coreanalyze/native_stacks.h"
@@ -41,6 +42,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 report::AnalysedInput analysed_input(const std::string& given_core, const CoreInput& unwrapped,
                                      const CoreTarget& target) {
   report::AnalysedInput input;
+  input.environment = core_environment(target, unwrapped);
   input.core = given_core;
   input.process = target.process();
   for (const auto& module : target.modules()) input.modules.push_back(module.path);

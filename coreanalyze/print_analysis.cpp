@@ -4,6 +4,7 @@
 
 #include "report/diagnosis_report.h"
 #include "report/process_facts.h"
+#include "report/process_labels.h"
 #include "report/source_excerpt.h"
 #include "report/stack_report.h"
 
@@ -32,8 +33,9 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
-  fmt::print("Process {} ({}), Python {} ({})\n{}\n", input.process.pid, input.process.command,
+  fmt::print("Process {} ({}), Python {} ({})\n{}{}\n", input.process.pid, input.process.command,
              stacks.version.text(), stacks.version_source,
+             report::format_process_labels(input.process, input.environment, &stacks),
              report::format_process_facts(input.process, stacks));
   report::FileSourceReader sources(line.core.sysroot);
   report::TextStyle style;

@@ -1,16 +1,20 @@
 // libFuzzer target: a core file from any bytes through everything coreanalyze does without
 // --native: the core reader (notes, segments, NT_FILE), the symbol note of snapshot cores, the
 // version probe and layout check, the walker over the core's memory, thread names, the
-// diagnosis (locks, cycles) and the text and JSON reports. Seeded with the snapshot cores of
+// diagnosis (locks, cycles), the environment on the initial stack (labels) and the text and JSON
+// reports. Seeded with the snapshot cores of
 // tests/corpus, whose mutations are corrupt process memory for the walker.
 #include <cstddef>
 #include <cstdint>
 
+#include "coreanalyze/core_file.h"
 #include "coreanalyze/core_target.h"
+#include "coreanalyze/initial_environment.h"
 #include "cpython/analyzer.h"
 #include "diagnosis/diagnosis.h"
 #include "fuzz/memory_file.h"
 #include "report/json_report.h"
+#include "report/process_labels.h"
 #include "report/stack_report.h"
 
 using namespace hangpy;
@@ -24,6 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.sysroot = "/nonexistent-hangpy-fuzz-sysroot";
   auto target = coreanalyze::CoreTarget::open(options);
   if (!target) return 0;
+  report::AnalysedInput input;
+  auto environment = coreanalyze::read_initial_environment(
+      (*target)->memory(), (*target)->core().auxv(),
+      [](std::string_view name) { return report::is_label_variable(name); });
+  if (environment)
+    for (const std::string& entry : *environment) report::keep_label_variables(entry, input.environment.variables);
   auto stacks = cpython::analyze(**target, cpython::AnalyzeOptions{});
   if (!stacks) return 0;
   diagnosis::DiagnosisInput why;
@@ -33,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   why.pid = (*target)->process().pid;
   const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
   (void)report::format_process(*stacks, nullptr, report::TextStyle{}, &diagnosis);
-  report::AnalysedInput input;
   input.process = (*target)->process();
+  (void)report::format_process_labels(input.process, input.environment, &*stacks);
   nlohmann::json document = report::process_document(input, *stacks);
   (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;

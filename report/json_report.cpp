@@ -81,6 +81,7 @@ nlohmann::json process_document(const AnalysedInput& input, const cpython::Proce
       {"threads_without_python", std::move(without_python)},
   };
   add_process_facts(document["process"], process, stacks);
+  add_process_labels(document["process"], process, input.environment, &stacks);
   return document;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cpython/stacks.h"
 #include "cpython/target.h"
+#include "report/process_labels.h"
 
 namespace hangpy::report {
 
@@ -18,6 +19,7 @@ struct AnalysedInput {
   cpython::ProcessInfo process;
   std::vector<std::string> modules;   // the mapped files, as the target records them
   std::vector<std::string> warnings;  // the target's own problems (missing files, truncation)
+  ProcessEnvironment environment;     // the label variables and the host, for "process"
 };
 
 // The whole document: threads with frames outermost first (traceback order), as documented.

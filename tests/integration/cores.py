@@ -162,22 +162,28 @@ class ScenarioProcess(object):
                      self.interpreter.root)
 
     def _kernel_core(self):
-        reason = kernel_core_unavailable_reason()
-        if reason:
-            raise CoreError(reason)
-        pattern = _kernel_core_glob(self.pid, self.workdir, self.interpreter)
-        os.kill(self.pid, signal.SIGABRT)
-        self.process.wait()  # reaped only after the kernel finished writing the core
-        if self.process.returncode != -signal.SIGABRT:
-            raise CoreError("process ended with %s, not SIGABRT" % self.process.returncode)
-        cores = glob.glob(pattern)
-        if len(cores) != 1:
-            raise CoreError("expected one core matching %s, found %d" % (pattern, len(cores)))
-        core = os.path.join(self.workdir, "core.%d" % self.pid)
-        if cores[0] != core:
-            shutil.move(cores[0], core)
-        dig_holes(core)
-        return core
+        return kernel_core(self.process, self.workdir, self.interpreter)
+
+
+def kernel_core(process, workdir, interpreter):
+    """kill -ABRT the subprocess.Popen `process` (started with RLIMIT_CORE raised) of
+    `interpreter` and return the path of its core, moved into `workdir` as a sparse file."""
+    reason = kernel_core_unavailable_reason()
+    if reason:
+        raise CoreError(reason)
+    pattern = _kernel_core_glob(process.pid, workdir, interpreter)
+    os.kill(process.pid, signal.SIGABRT)
+    process.wait()  # reaped only after the kernel finished writing the core
+    if process.returncode != -signal.SIGABRT:
+        raise CoreError("process ended with %s, not SIGABRT" % process.returncode)
+    found = glob.glob(pattern)
+    if len(found) != 1:
+        raise CoreError("expected one core matching %s, found %d" % (pattern, len(found)))
+    core = os.path.join(workdir, "core.%d" % process.pid)
+    if found[0] != core:
+        shutil.move(found[0], core)
+    dig_holes(core)
+    return core
 
 
 def gcore(pid, core, root=None):

@@ -39,9 +39,9 @@ def main():
     names = [{thread.get("name") for thread in cycle.get("threads", [])} for cycle in cycles]
     if names != [WORKERS]:
         problems.append("deadlocks in the JSON: %r, expected one cycle of %r" % (names, WORKERS))
-    first = next((line for line in text.splitlines()[1:] if line.strip()), "")
-    if first.startswith("Parent PID"):
-        first = next((line for line in text.splitlines()[2:] if line.strip()), "")
+    # After the header: "Process ...", then its "Role: ..." and "Parent PID ..." lines.
+    first = next((line for line in text.splitlines()[1:]
+                  if line.strip() and not line.startswith(("Role: ", "Parent PID"))), "")
     if not (first.startswith("deadlock: ") and all('"%s"' % name in first for name in WORKERS)):
         problems.append("the text does not open with the deadlock: %r" % first)
     for problem in problems:

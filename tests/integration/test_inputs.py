@@ -140,14 +140,18 @@ def indented(text):
     return "\n".join(" " + line for line in text.rstrip("\n").split("\n"))
 
 
-def write_apport_report(core, proc, path, legacy_zlib=False, garbage=False, with_core=True):
+APPORT_ENVIRON = "LANG=C.UTF-8\nPATH=(custom, no user)\nSHELL=/bin/bash"
+
+
+def write_apport_report(core, proc, path, legacy_zlib=False, garbage=False, with_core=True,
+                        proc_environ=APPORT_ENVIRON):
     """An apport .crash file: text fields, then CoreDump as problem_report.py encodes it."""
     with open(path, "wb") as out:
         fields = [
             ("ProblemType", "Crash"), ("Date", time.asctime()),
             ("ExecutablePath", proc["executable"]),
             ("ProcCmdline", proc["cmdline"].replace(b"\0", b" ").decode().strip()),
-            ("ProcEnviron", "LANG=C.UTF-8\nPATH=(custom, no user)\nSHELL=/bin/bash"),
+            ("ProcEnviron", proc_environ),
             ("ProcMaps", proc["maps"].decode()), ("Signal", "6"),
         ]
         for name, value in fields:

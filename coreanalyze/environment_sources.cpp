@@ -1,0 +1,71 @@
+#include "coreanalyze/environment_sources.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "coreanalyze/core_file.h"
+#include "coreanalyze/initial_environment.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+// /proc/PID/environ is at most the kernel's argument limit; more is not an environment.
+constexpr size_t kMaxEnvironBytes = 8 << 20;
+
+report::Environment kept(const std::vector<std::string>& entries) {
+  report::Environment variables;
+  for (const std::string& entry : entries) report::keep_label_variables(entry, variables);
+  return variables;
+}
+
+}  // namespace
+
+report::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped) {
+  report::ProcessEnvironment environment;
+  environment.system_host = unwrapped.saved_host;
+  const KeepVariable keep = [](std::string_view name) { return report::is_label_variable(name); };
+  // The target's own memory, not a recording of it: a snapshot (--snapshot) never holds the
+  // environment's pages.
+  auto initial = read_initial_environment(target.memory(), target.core().auxv(), keep);
+  if (initial) {
+    environment.variables = kept(*initial);
+    environment.source = "initial stack";
+    return environment;
+  }
+  // Overwritten (setproctitle) or not saved: the environment as libc holds it now.
+  for (const char* symbol : {"environ", "__environ"}) {
+    auto address = target.find_symbol(symbol);
+    if (!address) continue;
+    if (auto current = read_environment_array(target.memory(), *address, keep)) {
+      environment.variables = kept(*current);
+      environment.source = "libc environ";
+      return environment;
+    }
+  }
+  if (unwrapped.saved_environment) {
+    environment.variables = report::label_variables_of_text(*unwrapped.saved_environment);
+    environment.source = unwrapped.saved_environment_source;
+  }
+  return environment;
+}
+
+report::ProcessEnvironment live_environment(int pid) {
+  report::ProcessEnvironment environment;
+  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  if (in) {
+    std::string text(kMaxEnvironBytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    environment.variables = report::label_variables_of_text(text);
+    environment.source = fmt::format("/proc/{}/environ", pid);
+  }
+  char host[HOST_NAME_MAX + 1] = {};
+  if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') environment.system_host = host;
+  return environment;
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,16 @@
+// Where coreanalyze finds a process's label variables and host (report/process_labels.h): for a
+// core, its initial stack, else libc's environ, else what its wrapper saved (ABRT `environ` and
+// `hostname`, apport ProcEnviron); for a live process, /proc/PID/environ and this machine's name.
+#pragma once
+
+#include "coreanalyze/core_input.h"
+#include "coreanalyze/core_target.h"
+#include "report/process_labels.h"
+
+namespace hangpy::coreanalyze {
+
+report::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped);
+
+report::ProcessEnvironment live_environment(int pid);
+
+}  // namespace hangpy::coreanalyze
