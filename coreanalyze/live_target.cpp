@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
+#include "coreanalyze/proc_file.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 #include "symbols/path_resolver.h"
@@ -26,19 +27,6 @@ namespace hangpy::coreanalyze {
 namespace {
 
 constexpr std::string_view kDeletedSuffix = " (deleted)";
-constexpr size_t kMaxProcFileBytes = 64 * 1024 * 1024;  // a /proc/PID/maps of 1 M mappings
-
-std::optional<std::string> read_proc_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text;
-  char buffer[65536];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxProcFileBytes) break;
-  }
-  return text;
-}
 
 // One line of /proc/PID/maps.
 struct MapsLine {
