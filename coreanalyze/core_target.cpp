@@ -569,7 +569,8 @@ std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions&
   for (const CoreSegment& segment : core.segments())
     segments.push_back({segment.vaddr, segment.memsz, (segment.flags & PF_W) != 0});
   RecoveredModules found =
-      recover_modules(SavedMemory(core), segments, options.executable, core.page_size());
+      recover_modules(SavedMemory(core), segments, options.executable, options.executable_hint,
+                      core.page_size());
   std::string what = core.notes_cut()
                          ? "the notes are missing (the core was cut before them): threads' "
                            "registers and the file list are unknown"

@@ -210,5 +210,11 @@ int main(int argc, char** argv) {
   }
   // A truncated core is partial even where every stack read: what it lost is unknown.
   const bool partial = stacks->partial() || (*target)->core().truncation();
-  return partial ? partial_exit_code(**target, *stacks) : kExitSuccess;
+  const int exit_code = partial ? partial_exit_code(**target, *stacks) : kExitSuccess;
+  // --json keeps the warnings in the document; the cause of exit 8 is still one line on stderr,
+  // as when the analysis fails (text output has printed it among the warnings).
+  if (exit_code == kExitTruncated && line.json)
+    fmt::print(stderr, "coreanalyze: {}; because of it: no Python frame could be read\n",
+               *(*target)->core().truncation());
+  return exit_code;
 }

@@ -26,6 +26,7 @@ constexpr size_t kMaxPathLength = 4096;
 constexpr uint64_t kAuxvSearchBytes = 1 << 20;
 constexpr uint64_t kMaxAuxvPairs = 128;
 constexpr uint64_t kUserSpaceEnd = uint64_t{1} << 47;
+constexpr size_t kMaxExecutableCandidates = 4;
 
 // One ELF header found at the start of a segment, as the process mapped it.
 struct FoundHeader {
@@ -166,7 +167,9 @@ FoundHeader* find_executable(std::vector<FoundHeader>& headers,
 
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
-                                 const std::optional<std::string>& executable, uint64_t page_size) {
+                                 const std::optional<std::string>& executable,
+                                 const std::optional<std::string>& executable_hint,
+                                 uint64_t page_size) {
   RecoveredModules result;
   std::vector<FoundHeader> headers;
   for (const SegmentStart& segment : segments) {
@@ -179,17 +182,24 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
   result.elf_headers = headers.size();
 
   const std::map<uint64_t, uint64_t> auxv = find_auxv(memory, segments);
-  // The executable's dynamic section leads to the list; any header's would do if the executable
-  // is not known yet, since only the executable's has DT_DEBUG filled in.
+  // The executable's dynamic section leads to the list (the dynamic linker fills in DT_DEBUG of
+  // the executable only). Which header is the executable is not known yet: the first few with a
+  // PT_INTERP are tried (glibc's libc.so.6 has one too), a bounded cost on a corrupt core.
   std::vector<std::pair<uint64_t, std::string>> link_map;
+  size_t tried = 0;
   for (const FoundHeader& header : headers) {
-    if (header.dynamic) link_map = read_link_map(memory, *header.dynamic);
+    if (!header.has_interpreter || !header.dynamic) continue;
+    if (tried++ == kMaxExecutableCandidates) break;
+    link_map = read_link_map(memory, *header.dynamic);
     if (!link_map.empty()) break;
   }
+  std::map<uint64_t, FoundHeader*> by_dynamic;
+  for (FoundHeader& header : headers)
+    if (header.dynamic) by_dynamic.emplace(*header.dynamic, &header);
   for (const auto& [ld, path] : link_map) {
     if (path.empty() || path.front() != '/') continue;  // the executable (""), the vDSO
-    for (FoundHeader& header : headers)
-      if (header.dynamic == ld && header.path.empty()) header.path = path;
+    if (auto found = by_dynamic.find(ld); found != by_dynamic.end() && found->second->path.empty())
+      found->second->path = path;
   }
   if (FoundHeader* main = find_executable(headers, auxv, link_map)) {
     result.executable_start = main->address;
@@ -202,6 +212,10 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
         main->path = *text;
         result.executable_named_by = "AT_EXECFN";
       }
+    }
+    if (main->path.empty() && executable_hint) {
+      main->path = *executable_hint;
+      result.executable_named_by = "the path its wrapper recorded";
     }
   }
 

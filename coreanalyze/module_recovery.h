@@ -31,13 +31,18 @@ struct RecoveredModules {
   size_t elf_headers = 0;      // ELF headers found at the start of segments
   size_t named = 0;            // modules of them that got a path
   std::optional<uint64_t> executable_start;  // where the executable's header is mapped
-  std::string executable_named_by;           // "AT_EXECFN", "--exe", "" when unnamed
+  // "--exe", "AT_EXECFN", "the path its wrapper recorded", "" when unnamed.
+  std::string executable_named_by;
 };
 
 // `segments`: the core's segments in any order; `memory`: what the core holds; `executable`:
-// the executable's path when the user gave one (--exe), which wins over AT_EXECFN.
+// the executable's path when the user gave one (--exe), which wins over AT_EXECFN;
+// `executable_hint`: the path an ABRT directory or apport report recorded, used when neither
+// names it.
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
-                                 const std::optional<std::string>& executable, uint64_t page_size);
+                                 const std::optional<std::string>& executable,
+                                 const std::optional<std::string>& executable_hint,
+                                 uint64_t page_size);
 
 }  // namespace hangpy::coreanalyze

@@ -88,7 +88,7 @@ class ModuleRecoveryTest : public ::testing::Test {
 };
 
 TEST_F(ModuleRecoveryTest, NamesTheExecutableByExecfnAndLibrariesByTheLinkMap) {
-  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, kPage);
+  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, std::nullopt, kPage);
   EXPECT_EQ(found.elf_headers, 2u);
   EXPECT_EQ(found.named, 2u);
   EXPECT_EQ(found.executable_start, kExe);
@@ -107,7 +107,7 @@ TEST_F(ModuleRecoveryTest, NamesTheExecutableByExecfnAndLibrariesByTheLinkMap) {
 }
 
 TEST_F(ModuleRecoveryTest, ExeOptionWinsOverExecfn) {
-  const RecoveredModules found = recover_modules(memory, segments, "/elsewhere/python", kPage);
+  const RecoveredModules found = recover_modules(memory, segments, "/elsewhere/python", "/hint/python", kPage);
   EXPECT_EQ(found.executable_named_by, "--exe");
   ASSERT_FALSE(found.mappings.empty());
   EXPECT_EQ(found.mappings[0].path, "/elsewhere/python");
@@ -115,7 +115,7 @@ TEST_F(ModuleRecoveryTest, ExeOptionWinsOverExecfn) {
 
 TEST_F(ModuleRecoveryTest, WithoutTheStackTheExecutableIsFoundButNotNamed) {
   segments.pop_back();  // the stack: cut off
-  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, kPage);
+  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, std::nullopt, kPage);
   EXPECT_EQ(found.executable_start, kExe);  // the link map's first entry
   EXPECT_EQ(found.executable_named_by, "");
   EXPECT_EQ(found.named, 1u);
@@ -123,9 +123,19 @@ TEST_F(ModuleRecoveryTest, WithoutTheStackTheExecutableIsFoundButNotNamed) {
   EXPECT_EQ(found.mappings[0].path, "/opt/python/lib/libpython3.12.so.1.0");
 }
 
+TEST_F(ModuleRecoveryTest, AWrapperHintNamesTheExecutableOnlyWithoutExecfn) {
+  RecoveredModules found = recover_modules(memory, segments, std::nullopt, "/hint/python", kPage);
+  EXPECT_EQ(found.executable_named_by, "AT_EXECFN");
+  segments.pop_back();  // the stack, and with it AT_EXECFN
+  found = recover_modules(memory, segments, std::nullopt, "/hint/python", kPage);
+  EXPECT_EQ(found.executable_named_by, "the path its wrapper recorded");
+  ASSERT_FALSE(found.mappings.empty());
+  EXPECT_EQ(found.mappings[0].path, "/hint/python");
+}
+
 TEST_F(ModuleRecoveryTest, ALinkMapCycleEnds) {
   put_link_map_entry(memory, kDebug + 0x300, kDebug + 0x830, kLib + 0x3e10, kDebug + 0x100);
-  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, kPage);
+  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, std::nullopt, kPage);
   EXPECT_EQ(found.named, 2u);
 }
 
@@ -138,7 +148,7 @@ TEST_F(ModuleRecoveryTest, ImplausibleHeadersAreNoModules) {
   header.e_phentsize = sizeof(Elf64_Phdr);
   header.e_phnum = 60000;  // beyond any real file
   memory.put(kLib, header);
-  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, kPage);
+  const RecoveredModules found = recover_modules(memory, segments, std::nullopt, std::nullopt, kPage);
   EXPECT_EQ(found.elf_headers, 1u);
   EXPECT_EQ(found.named, 1u);
 }
