@@ -96,6 +96,7 @@ void CoreFile::read_segments() {
   const uint64_t file_size = elf_->file_size();
   uint64_t expected_size = 0;
   std::optional<uint64_t> first_missing_address;
+  size_t cut_segments = 0;
   for (const symbols::LoadSegment& load : elf_->load_segments()) {
     if (load.memsz == 0) continue;
     if (load.vaddr > ~uint64_t{0} - load.memsz) {
@@ -111,23 +112,39 @@ void CoreFile::read_segments() {
       expected_size = std::max(expected_size, segment.file_offset + segment.filesz);
     }
     // Segments come in file order, so the first short one is where the cut happened.
-    if (segment.available_bytes < segment.filesz && !first_missing_address) {
-      first_missing_address = segment.vaddr + segment.available_bytes;
+    if (segment.available_bytes < segment.filesz) {
+      ++cut_segments;
+      if (!first_missing_address) first_missing_address = segment.vaddr + segment.available_bytes;
     }
     segments_.push_back(segment);
   }
   std::sort(segments_.begin(), segments_.end(),
             [](const CoreSegment& a, const CoreSegment& b) { return a.vaddr < b.vaddr; });
+  expected_size = std::max(expected_size, elf_->notes_end());
+  if (!first_missing_address && elf_->notes_end() > file_size) {
+    // Cut inside or before the notes only (gcore writes them last): all memory is there.
+    truncation_ = fmt::format("the core is truncated at {} of {} bytes: its notes are cut off, "
+                              "its memory is whole",
+                              file_size, expected_size);
+    warnings_.push_back(*truncation_);
+  }
   if (first_missing_address) {
-    truncation_ = fmt::format("the core is truncated at {} of {} bytes (memory from 0x{:x} on is "
-                              "missing)",
-                              file_size, expected_size, *first_missing_address);
+    truncation_ = fmt::format("the core is truncated at {} of {} bytes: memory from 0x{:x} on is "
+                              "missing ({} segment{})",
+                              file_size, expected_size, *first_missing_address, cut_segments,
+                              cut_segments == 1 ? "" : "s");
     warnings_.push_back(*truncation_);
   }
 }
 
 void CoreFile::read_notes() {
   auto notes = elf_->notes();
+  if (!notes && truncation_) {
+    // gdb's gcore writes the notes after the memory: a cut core loses them first. The target
+    // says so in one line, with what it recovered instead (module_recovery.h).
+    notes_cut_ = true;
+    return;
+  }
   if (!notes) {
     warnings_.push_back(
         fmt::format("cannot read the core's notes (no threads or mapped files "
@@ -279,10 +296,17 @@ void CoreFile::read_nt_file(std::span<const std::byte> desc) {
 
 void CoreFile::use_saved_file_mappings(std::vector<FileMapping> mappings) {
   if (!file_mappings_.empty() || mappings.empty()) return;
+  const size_t count = mappings.size();
+  use_file_mappings(std::move(mappings),
+                    fmt::format("the core lists no mapped files (NT_FILE); using the {} mappings "
+                                "its wrapper saved (/proc/PID/maps)",
+                                count));
+}
+
+void CoreFile::use_file_mappings(std::vector<FileMapping> mappings, std::string warning) {
+  if (!file_mappings_.empty()) return;
   file_mappings_ = std::move(mappings);
-  warnings_.push_back(fmt::format("the core lists no mapped files (NT_FILE); using the {} mappings "
-                                  "its wrapper saved (/proc/PID/maps)",
-                                  file_mappings_.size()));
+  if (!warning.empty()) warnings_.push_back(std::move(warning));
 }
 
 void CoreFile::take_page_size_from_auxv() {

@@ -79,6 +79,12 @@ class CoreFile {
   // For a core without NT_FILE: the mapped files as a wrapper saved them (ABRT `maps`, apport
   // ProcMaps). Ignored when the core has its own list.
   void use_saved_file_mappings(std::vector<FileMapping> mappings);
+  // For a core without NT_FILE: mappings found another way (module_recovery.h), with the one
+  // line that says how (none when empty). Ignored when the core has its own list.
+  void use_file_mappings(std::vector<FileMapping> mappings, std::string warning);
+  // Whether the notes lie past the end of a truncated core (gdb's gcore writes them last): then
+  // no thread, file list, auxv or process facts are known, and no warning has said so yet.
+  bool notes_cut() const { return notes_cut_; }
   // The process's memory page size: AT_PAGESZ, or 4096 when the core does not say. (NT_FILE's
   // "page size" is only the unit of its file offsets: the kernel writes 4096, gdb's gcore 1.)
   uint64_t page_size() const { return page_size_; }
@@ -88,7 +94,8 @@ class CoreFile {
     return snapshot_symbols_;
   }
 
-  // "the core is truncated at N of M bytes (...)" when the file is shorter than its segments say.
+  // "the core is truncated at N of M bytes: memory from 0x... on is missing (K segments)" when the
+  // file is shorter than its segments say.
   const std::optional<std::string>& truncation() const { return truncation_; }
 
   // Problems found while opening that still let analysis go on (one line each).
@@ -137,6 +144,7 @@ class CoreFile {
   uint64_t page_size_ = 4096;
   std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
   std::optional<std::string> truncation_;
+  bool notes_cut_ = false;
   std::vector<std::string> warnings_;
 };
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "coreanalyze/core_file.h"
+#include "coreanalyze/module_recovery.h"
 #include "coreanalyze/proc_maps.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -240,8 +241,12 @@ class CoreMemory final : public cpython::AddressSpace {
 
 class CoreTargetImpl final : public CoreTarget {
  public:
-  CoreTargetImpl(std::unique_ptr<CoreFile> core, const CoreOptions& options)
+  // `executable_start`: where the executable's ELF header is mapped, when module recovery found
+  // it (a core without NT_FILE).
+  CoreTargetImpl(std::unique_ptr<CoreFile> core, const CoreOptions& options,
+                 std::optional<uint64_t> executable_start)
       : core_(std::move(core)),
+        recovered_executable_start_(executable_start),
         snapshot_(core_->snapshot_symbols().has_value()),
         warnings_(core_->warnings()),
         files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_) {
@@ -359,6 +364,7 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<const Module*> symbol_search_order() const;
 
   std::unique_ptr<CoreFile> core_;
+  const std::optional<uint64_t> recovered_executable_start_;
   const bool snapshot_;
   mutable std::vector<std::string> warnings_;  // ModuleFiles adds to it as files are opened
   std::optional<std::string> missing_files_message_;
@@ -416,6 +422,14 @@ void CoreTargetImpl::read_saved_header(Module& module) const {
 }
 
 void CoreTargetImpl::find_executable() {
+  if (recovered_executable_start_) {
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      if (modules_[i].header_address == recovered_executable_start_) {
+        executable_ = i;
+        return;
+      }
+    }
+  }
   if (auto entry = core_->auxv_value(AT_ENTRY)) {
     for (size_t i = 0; i < modules_.size(); ++i) {
       if (*entry >= modules_[i].start && *entry < modules_[i].end) {
@@ -535,13 +549,57 @@ void CoreTargetImpl::fill_process_info() {
   }
 }
 
+// The core's memory alone, for module recovery before the target exists.
+class SavedMemory final : public cpython::AddressSpace {
+ public:
+  explicit SavedMemory(const CoreFile& core) : core_(core) {}
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    return core_.read(address, out);
+  }
+
+ private:
+  const CoreFile& core_;
+};
+
+// A core that lists no mapped files (its notes cut off, or a dumper that writes no NT_FILE): the
+// modules are recovered from the ELF headers its memory holds; one line says what was lost and
+// what was found. Returns where the executable's header is, when found.
+std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions& options) {
+  std::vector<SegmentStart> segments;
+  for (const CoreSegment& segment : core.segments())
+    segments.push_back({segment.vaddr, segment.memsz, (segment.flags & PF_W) != 0});
+  RecoveredModules found =
+      recover_modules(SavedMemory(core), segments, options.executable, options.executable_hint,
+                      core.page_size());
+  std::string what = core.notes_cut()
+                         ? "the notes are missing (the core was cut before them): threads' "
+                           "registers and the file list are unknown"
+                         : "the core lists no mapped files (NT_FILE)";
+  if (found.named > 0) {
+    what += fmt::format("; modules recovered from {} ELF header{} in memory ({} named", found.elf_headers,
+                        found.elf_headers == 1 ? "" : "s", found.named);
+    what += found.executable_named_by.empty()
+                ? ", the executable not: give it with --exe)"
+                : fmt::format(", the executable by {})", found.executable_named_by);
+  } else {
+    what += fmt::format("; none of the {} ELF header{} in memory could be named (give the "
+                        "executable with --exe)",
+                        found.elf_headers, found.elf_headers == 1 ? "" : "s");
+  }
+  core.use_file_mappings(std::move(found.mappings), std::move(what));
+  return found.executable_start;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& options) {
   auto core = CoreFile::open(options.core_path);
   if (!core) return std::unexpected(core.error());
   if (options.maps_hint) (*core)->use_saved_file_mappings(parse_proc_maps(*options.maps_hint));
-  return std::make_unique<CoreTargetImpl>(std::move(*core), options);
+  std::optional<uint64_t> executable_start;
+  if ((*core)->file_mappings().empty() && !(*core)->snapshot_symbols())
+    executable_start = recover_file_mappings(**core, options);
+  return std::make_unique<CoreTargetImpl>(std::move(*core), options, executable_start);
 }
 
 }  // namespace hangpy::coreanalyze

@@ -1,10 +1,12 @@
 // coreanalyze: every thread's Python stack from a core file, offline.
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "coreanalyze/command_line.h"
+#include "coreanalyze/core_file.h"
 #include "coreanalyze/core_input.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/coredumpctl.h"
@@ -66,6 +68,14 @@ int report_failure(const CoreTarget& target, const Error& error) {
   }
   fmt::print(stderr, "coreanalyze: {}\n", error.describe());
   return error.kind == ErrorKind::kInvalidInput ? kExitWrongLayout : kExitNoInterpreter;
+}
+
+// Output printed with some stacks cut short: partial (5); when not one frame could be read and
+// the core is truncated, the truncation is why (8).
+int partial_exit_code(const CoreTarget& target, const cpython::ProcessStacks& stacks) {
+  const bool some_frames = std::any_of(stacks.threads.begin(), stacks.threads.end(),
+                                       [](const auto& thread) { return !thread.frames.empty(); });
+  return !some_frames && target.core().truncation() ? kExitTruncated : kExitPartial;
 }
 
 // Every file this run read or will read, which a snapshot must never overwrite: the core, the
@@ -200,5 +210,13 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "coreanalyze: wrote snapshot {} ({} pages)\n", *line.snapshot_path,
                recording.pages().size());
   }
-  return stacks->partial() ? kExitPartial : kExitSuccess;
+  // A truncated core is partial even where every stack read: what it lost is unknown.
+  const bool partial = stacks->partial() || (*target)->core().truncation();
+  const int exit_code = partial ? partial_exit_code(**target, *stacks) : kExitSuccess;
+  // --json keeps the warnings in the document; the cause of exit 8 is still one line on stderr,
+  // as when the analysis fails (text output has printed it among the warnings).
+  if (exit_code == kExitTruncated && line.json)
+    fmt::print(stderr, "coreanalyze: {}; because of it: no Python frame could be read\n",
+               *(*target)->core().truncation());
+  return exit_code;
 }

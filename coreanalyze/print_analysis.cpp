@@ -33,7 +33,13 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
   for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
-  fmt::print("Process {} ({}), Python {} ({})\n{}{}\n", input.process.pid, input.process.command,
+  // A core cut before its notes knows neither the pid nor the command: say so, not "0 ()".
+  const std::string pid =
+      input.process.pid != 0 ? std::to_string(input.process.pid) : std::string("(pid unknown)");
+  const std::string command = !input.process.command.empty() ? input.process.command
+                              : !input.process.executable.empty() ? input.process.executable
+                                                                  : std::string("command unknown");
+  fmt::print("Process {} ({}), Python {} ({})\n{}{}\n", pid, command,
              stacks.version.text(), stacks.version_source,
              report::format_process_labels(input.process, input.environment, &stacks),
              report::format_process_facts(input.process, stacks));

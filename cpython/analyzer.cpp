@@ -262,6 +262,16 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   const bool same_runtime = locating && locating->runtime.symbol == layout.runtime.symbol &&
                             locating->runtime.interpreters_head == layout.runtime.interpreters_head;
   auto fit = check_layout(target, layout, same_runtime ? located : std::nullopt);
+  // Memory the core did not save says nothing against the layout (a truncated core): name the
+  // missing memory, not the layout.
+  if (!fit && fit.error().kind == ErrorKind::kNotSaved) {
+    std::string where = "the interpreter's runtime";
+    if (const auto runtime = same_runtime ? located : locate_runtime(target, layout))
+      where += fmt::format(" at 0x{:x} (found by {})", runtime->address, runtime->found_by);
+    return make_error(ErrorKind::kNotSaved,
+                      fmt::format("{} lies in memory the core does not hold", where),
+                      fit.error().address);
+  }
   if (!fit) {
     return layout_error(target, layout, result.version_source, fit.error(),
                         options.missing_binaries_remedy);

@@ -315,8 +315,10 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
   const PythonThread& thread = context.stacks.threads[index];
   const std::optional<int64_t> lwp = lwp_of(context, index);
   diagnosis.main_thread = lwp && pid != 0 && *lwp == pid;
+  diagnosis.registers_known = !context.os_threads.empty();
   if (lwp) {
-    if (auto found = context.os_threads.find(*lwp); found != context.os_threads.end() && found->second->syscall >= 0) {
+    const auto found = context.os_threads.find(*lwp);
+    if (found != context.os_threads.end() && found->second->syscall >= 0) {
       diagnosis.syscall = found->second->syscall;
       diagnosis.syscall_name = std::string(syscall_name(*diagnosis.syscall));
       diagnosis.syscall_arguments = found->second->syscall_arguments;

@@ -64,6 +64,9 @@ struct BlockedOn {
 struct ThreadDiagnosis {
   GilState gil = GilState::kUnknown;
   bool in_gc = false;
+  // Whether the target knows its OS threads' registers (a core cut before its notes does not):
+  // without them, whether a thread is in a system call is unknown.
+  bool registers_known = false;
   std::optional<int64_t> syscall;  // the number, when the thread is in one
   std::string syscall_name;        // empty when the table does not know it
   std::array<uint64_t, 6> syscall_arguments{};

@@ -41,7 +41,7 @@ std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
   if (thread.gil == diagnosis::GilState::kHolds) parts.push_back("holds the GIL");
   if (thread.gil == diagnosis::GilState::kWaits) parts.push_back("waits for the GIL");
   if (thread.in_gc) parts.push_back("in garbage collection");
-  parts.push_back(syscall_text(thread));
+  parts.push_back(thread.registers_known ? syscall_text(thread) : "system call unknown");
   std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
   text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
   return text;

@@ -176,6 +176,8 @@ Expected<void> ElfFile::read_headers() {
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) break;  // past the file end
+    if (phdr.p_type == PT_NOTE && phdr.p_offset <= ~uint64_t{0} - phdr.p_filesz)
+      notes_end_ = std::max(notes_end_, phdr.p_offset + phdr.p_filesz);
     if (phdr.p_type != PT_LOAD) continue;
     load_segments_.push_back(LoadSegment{phdr.p_vaddr, phdr.p_memsz, phdr.p_offset,
                                          std::min(phdr.p_filesz, phdr.p_memsz), phdr.p_flags});

@@ -70,6 +70,9 @@ class ElfFile {
   // PT_LOAD program headers in file order; filesz is clamped to memsz.
   const std::vector<LoadSegment>& load_segments() const { return load_segments_; }
 
+  // Where the last PT_NOTE segment ends in the file (0 without one): past the file's size, the
+  // file was cut (gdb's gcore writes its notes after the memory).
+  uint64_t notes_end() const { return notes_end_; }
   // The notes of every PT_NOTE segment (for files without program headers: SHT_NOTE sections).
   // Errors: kCorrupt when a note segment lies outside the file.
   Expected<std::vector<ElfNote>> notes() const;
@@ -112,6 +115,7 @@ class ElfFile {
   uint16_t machine_ = 0;
   std::optional<std::string> build_id_;
   std::vector<LoadSegment> load_segments_;
+  uint64_t notes_end_ = 0;
 
   mutable std::once_flag named_index_once_;
   mutable std::unique_ptr<NamedSymbolIndex> named_index_;
