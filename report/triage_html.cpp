@@ -102,7 +102,8 @@ function draw(svg, box) {
     const colour = child.outlier ? OUTLIER : colourOf(child);
     svg.appendChild(el("path", {d: "M" + x1 + "," + y1 + " C" + x1 + "," + (y1 + GAP_Y / 2) + " " + x2 + "," + (y2 - GAP_Y / 2) + " " + x2 + "," + y2,
                                  fill: "none", stroke: colour, "stroke-width": child.outlier ? 3 : 1.5}));
-    svg.appendChild(el("text", {x: (x1 + x2) / 2 + 4, y: (y1 + y2) / 2 + 3, class: "edge-label",
+    // Just above the child, where siblings' labels cannot meet (each subtree is as wide as its label).
+    svg.appendChild(el("text", {x: child.x + 2, y: y2 - 5, class: "edge-label",
                                  fill: child.outlier ? OUTLIER : "#333", "font-weight": child.outlier ? "bold" : "normal"}, child.label));
     draw(svg, child);
   }

@@ -17,6 +17,7 @@ all_reduce()), and every rank has two pool threads alike. Checked:
 Exit status: 0 passed, 1 failed, 77 no interpreter to run the processes with.
 """
 import argparse
+import html
 import json
 import os
 import shutil
@@ -95,7 +96,7 @@ def verdict_problems(document, odd_pid, odd_rank, count):
     if not groups[1]["outlier"] or groups[0]["outlier"]:
         problems.append("outlier flags %s" % [g["outlier"] for g in groups])
     pool = [s for s in groups[0]["stacks"] if s["count"] == 2]
-    if len(pool) != 1 or pool[0]["frames"][-1]["function"] != "Event.wait":
+    if len(pool) != 1 or "pool_worker" not in [f["function"] for f in pool[0]["frames"]]:
         problems.append("the two pool threads are not folded into one stack x2: %s"
                         % [(s["count"], s["frames"][-1]["function"]) for s in groups[0]["stacks"]])
     return problems
@@ -126,8 +127,8 @@ def check_triage(results, label, coreanalyze, inputs, odd_pid, workdir, count=WO
                 problems.append("%s was not written" % name)
         if os.path.exists(os.path.join(workdir, "triage.svg")):
             with open(os.path.join(workdir, "triage.svg")) as svg:
-                picture = svg.read()
-            if "#d62728" not in picture or "ranks 0-1,3" not in picture:
+                picture = html.unescape(svg.read())  # dot writes '-' as &#45;
+            if "#d62728" not in picture or "s 0-1,3" not in picture:  # ranks or processes
                 problems.append("the SVG shows no outlier in red or no rank set 0-1,3")
     results.check(label, problems)
     return document
@@ -240,9 +241,11 @@ def main():
         label = "%s, %d ranks" % (interpreter.name, WORLD_SIZE)
         check_triage(results, "triage --pid (live) " + label, coreanalyze,
                      ["--pid", ",".join(map(str, pids))], odd_pid, workdir, pictures=True)
-        html = os.path.join(workdir, "triage.html")
-        if os.path.exists(html):
-            check_html_in_chromium(results, html, workdir)
+        page = os.path.join(workdir, "triage.html")
+        if os.path.exists(page):
+            check_html_in_chromium(results, page, workdir)
+        else:
+            results.report("FAIL", "HTML page", ["%s was not written" % page])
 
         results_dir = os.path.join(workdir, "gathered", "node0")
         os.makedirs(results_dir)
