@@ -89,9 +89,10 @@ std::string format_triage(const triage::Triage& triage) {
   std::string out = triage.verdict.text + "\n";
   for (const std::string& note : triage.notes) out += "note: " + note + "\n";
   size_t threads = triage.nodes.empty() ? 0 : static_cast<size_t>(triage.nodes[0].threads);
-  out += fmt::format("\nMerged {} stacks of {} processes ({} threads, {} groups):\n",
+  out += fmt::format("\nMerged {} stacks of {} process{} ({} thread{}, {} group{}):\n",
                      triage.native ? "native and Python" : "Python", triage.processes.size(),
-                     threads, triage.classes.size());
+                     triage.processes.size() == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
+                     triage.classes.size(), triage.classes.size() == 1 ? "" : "s");
   out += format_triage_tree(triage);
   for (size_t c = 0; c < triage.classes.size(); ++c) out += "\n" + format_triage_class(triage, static_cast<int>(c));
   return out;

@@ -137,6 +137,14 @@ std::string describe_class(const Triage& triage, int class_index, bool with_frac
   ClassPlace where = class_place(triage, class_index);
   text += where.place ? " in " + format_place(*where.place) : " with no Python stack";
   if (where.blocked_on) text += fmt::format(" (blocked on: {})", *where.blocked_on);
+  // A deadlock inside the processes explains the hang better than any one stack does.
+  const bool all_deadlocked = std::all_of(cls.processes.begin(), cls.processes.end(), [&](int p) {
+    return !triage.processes[p].deadlocks.empty();
+  });
+  if (all_deadlocked) {
+    text += cls.processes.size() == 1 ? fmt::format("; {}", triage.processes[cls.processes.front()].deadlocks.front())
+                                      : std::string(", a deadlock in each");
+  }
   return text;
 }
 

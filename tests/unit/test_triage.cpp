@@ -185,6 +185,16 @@ TEST(TriageVerdict, RolesAreComparedApart) {
             std::string::npos) << triage.verdict.text;
 }
 
+TEST(TriageVerdict, DeadlocksInsideTheProcessesCarryIn) {
+  std::vector<ProcessRecord> records = job(4, {3});
+  for (ProcessRecord& record : records) record.deadlocks = {"deadlock: thread \"a\" waits for ..."};
+  Triage triage = merge(std::move(records));
+  EXPECT_NE(triage.verdict.text.find("at train.py:88, a deadlock in each; rank 3"), std::string::npos)
+      << triage.verdict.text;
+  EXPECT_NE(triage.verdict.text.find("(blocked on: Event 0x7f0000000010); deadlock: thread \"a\""),
+            std::string::npos) << triage.verdict.text;
+}
+
 TEST(TriageLabels, ReadFromLabelsObjectOrProcessAndFallBack) {
   ProcessLabels labels = labels_from_json({{"pid", 5}, {"parent_pid", 4}, {"host", "node7"},
                                            {"role", "training rank"},
