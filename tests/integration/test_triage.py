@@ -42,6 +42,7 @@ SCALE_ODD_RANK = 777
 RUN_TIMEOUT = 120
 EXIT_PARTIAL = 5
 EXIT_BAD_INPUT = 3
+EXIT_PICTURE_NOT_WRITTEN = 7
 
 
 def run(argv, **kwargs):
@@ -111,9 +112,16 @@ def check_triage(results, label, coreanalyze, inputs, odd_pid, workdir, count=WO
         return None
     document = json.loads(result.stdout)
     problems = verdict_problems(document, odd_pid, odd_rank, count)
-    text = run(argv + (["--html", os.path.join(workdir, "triage.html"),
-                        "--svg", os.path.join(workdir, "triage.svg"),
-                        "--dot", os.path.join(workdir, "triage.dot")] if pictures else []))
+    have_dot = shutil.which("dot") is not None
+    picture_args = []
+    if pictures:
+        picture_args = ["--html", os.path.join(workdir, "triage.html"),
+                        "--dot", os.path.join(workdir, "triage.dot")]
+        if have_dot:
+            picture_args += ["--svg", os.path.join(workdir, "triage.svg")]
+        else:
+            results.report("SKIP", "--svg", ["Graphviz's dot is not installed (apt-get install graphviz)"])
+    text = run(argv + picture_args)
     lines = text.stdout.decode("utf-8", "replace").splitlines()
     if text.returncode != 0 or not lines or lines[0] != document["verdict"]:
         problems.append("text: exit %d, first line %r, not the verdict %r (%s)"
@@ -121,7 +129,7 @@ def check_triage(results, label, coreanalyze, inputs, odd_pid, workdir, count=WO
     if "<- outlier" not in "\n".join(lines):
         problems.append("the text tree marks no outlier")
     if pictures:
-        for name in ("triage.html", "triage.svg", "triage.dot"):
+        for name in ("triage.html", "triage.dot") + (("triage.svg",) if have_dot else ()):
             path = os.path.join(workdir, name)
             if not os.path.exists(path) or os.path.getsize(path) == 0:
                 problems.append("%s was not written" % name)
@@ -130,6 +138,12 @@ def check_triage(results, label, coreanalyze, inputs, odd_pid, workdir, count=WO
                 picture = html.unescape(svg.read())  # dot writes '-' as &#45;
             if "#d62728" not in picture or "s 0-1,3" not in picture:  # ranks or processes
                 problems.append("the SVG shows no outlier in red or no rank set 0-1,3")
+        # Without dot on PATH: one line that says what to install, exit code 7, the rest written.
+        no_dot = run(argv + ["--svg", os.path.join(workdir, "nodot.svg")],
+                     env=dict(os.environ, PATH="/nonexistent"))
+        said = no_dot.stderr.decode("utf-8", "replace").strip().splitlines()
+        if no_dot.returncode != EXIT_PICTURE_NOT_WRITTEN or len(said) != 1 or "graphviz" not in said[0]:
+            problems.append("--svg without dot: exit %d, stderr %r" % (no_dot.returncode, said))
     results.check(label, problems)
     return document
 
