@@ -19,6 +19,7 @@
 #include "coreanalyze/recording_target.h"
 #include "coreanalyze/snapshot_writer.h"
 #include "coreanalyze/stdin_core.h"
+#include "coreanalyze/triage_run.h"
 #include "cpython/analyzer.h"
 #include "diagnosis/diagnosis.h"
 #include "report/builtin_calls_report.h"
@@ -103,6 +104,7 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "triage") return run_triage(argc - 1, argv + 1);
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);

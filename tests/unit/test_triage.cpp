@@ -1,0 +1,272 @@
+// The triage's merge (issue 11): rank sets, the prefix tree, folding, classes and the verdict,
+// and what its renderers make of them. The documents are built in the shape of coreanalyze
+// --json (docs/json-schema.md) with the fields the merge reads; tests/integration/test_triage.py
+// runs the same merge on documents of real processes.
+#include <gtest/gtest.h>
+
+#include "report/triage_dot.h"
+#include "report/triage_html.h"
+#include "report/triage_json.h"
+#include "report/triage_text.h"
+#include "triage/merge.h"
+#include "triage/place.h"
+#include "triage/rank_set.h"
+#include "triage/verdict.h"
+
+using namespace hangpy;
+using namespace hangpy::triage;
+using nlohmann::json;
+
+namespace {
+
+struct F {
+  const char* file;
+  int line;
+  const char* function;
+};
+
+json frames_json(std::initializer_list<F> frames) {
+  json list = json::array();
+  for (const F& f : frames) list.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"qualname", f.function}});
+  return list;
+}
+
+json thread_json(const char* name, int64_t lwp, bool main, std::initializer_list<F> frames,
+                 const char* blocked_kind = nullptr, const char* blocked_description = nullptr) {
+  json thread = {{"name", name}, {"native_thread_id", lwp}, {"frames", frames_json(frames)},
+                 {"state", {{"main_thread", main}}}};
+  if (blocked_kind) thread["blocked_on"] = {{"kind", blocked_kind}, {"description", blocked_description}};
+  return thread;
+}
+
+// Ranks 0..n-1 of a training loop; the ranks in `odd` are in barrier() instead of all_reduce(),
+// every rank has two pool threads alike.
+std::vector<ProcessRecord> job(int n, std::vector<int> odd, bool with_ranks = true) {
+  std::vector<ProcessRecord> records;
+  for (int rank = 0; rank < n; ++rank) {
+    const int64_t pid = 1000 + rank;
+    const bool is_odd = std::find(odd.begin(), odd.end(), rank) != odd.end();
+    json main = is_odd ? thread_json("MainThread", pid, true,
+                                     {{"/job/train.py", 130, "<module>"}, {"/job/train.py", 120, "train"},
+                                      {"/usr/lib/python3.11/threading.py", 320, "Condition.wait"}},
+                                     "event", "Event 0x7f0000000010")
+                       : thread_json("MainThread", pid, true,
+                                     {{"/job/train.py", 130, "<module>"}, {"/job/train.py", 88, "train"},
+                                      {"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 2050, "all_reduce"}});
+    json pool = thread_json("pool", 0, false,
+                            {{"/usr/lib/python3.11/threading.py", 995, "Thread._bootstrap"},
+                             {"/job/train.py", 40, "pool_worker"}});
+    json threads = json::array({main, pool, pool});
+    threads[1]["native_thread_id"] = pid + 1;
+    threads[2]["native_thread_id"] = pid + 2;
+    json process = {{"pid", pid}};
+    if (with_ranks) process["labels"] = {{"rank", rank}, {"world_size", n}};
+    json document = {{"process", process}, {"threads", threads}};
+    auto parsed = records_from_json(document, fmt::format("rank{}.json", rank));
+    EXPECT_TRUE(parsed.has_value());
+    records.push_back(std::move(parsed->front()));
+  }
+  return records;
+}
+
+}  // namespace
+
+TEST(TriageRankSet, CompactsRuns) {
+  EXPECT_EQ(compact_ranges({0, 1, 2, 4, 5, 6, 7}), "0-2,4-7");
+  EXPECT_EQ(compact_ranges({3}), "3");
+  EXPECT_EQ(compact_ranges({}), "");
+  EXPECT_EQ(compact_ranges({9, 5, 3, 4, 4}), "3-5,9");
+  EXPECT_EQ(compact_ranges({0, 2, 4}), "0,2,4");
+  EXPECT_EQ(compact_ranges({1023, 0, 1, 2}), "0-2,1023");
+}
+
+TEST(TriageMerge, IdenticalThreadsFoldWithTheirCount) {
+  Triage triage = merge(job(1, {}));
+  ASSERT_EQ(triage.folded[0].size(), 2u);  // the main thread's stack, the pool's stack
+  EXPECT_EQ(triage.folded[0][0].count, 1);
+  EXPECT_EQ(triage.folded[0][1].count, 2);
+  EXPECT_EQ(triage.folded[0][1].threads, (std::vector<size_t>{1, 2}));
+  std::string text = report::format_triage(triage);
+  EXPECT_NE(text.find("×2 threads alike: \"pool\" (LWP 1001), \"pool\" (LWP 1002)"), std::string::npos) << text;
+}
+
+TEST(TriageMerge, PrefixTreeCountsThreadsAndProcesses) {
+  Triage triage = merge(job(8, {3}));
+  const TreeNode& root = triage.nodes[0];
+  EXPECT_EQ(root.threads, 24);
+  EXPECT_EQ(root.processes.size(), 8u);
+  ASSERT_EQ(root.children.size(), 2u);  // <module> of the main threads, the pools' _bootstrap
+  const TreeNode& module = triage.nodes[root.children[0]];
+  EXPECT_EQ(triage.frames[module.frame].function, "<module>");
+  EXPECT_EQ(module.threads, 8);
+  ASSERT_EQ(module.children.size(), 2u);  // train at :88 and train at :120
+  const TreeNode& all_reduce_line = triage.nodes[module.children[0]];
+  const TreeNode& barrier_line = triage.nodes[module.children[1]];
+  EXPECT_EQ(*triage.frames[all_reduce_line.frame].line, 88);
+  EXPECT_EQ(all_reduce_line.processes, (std::vector<int>{0, 1, 2, 4, 5, 6, 7}));
+  EXPECT_EQ(barrier_line.processes, (std::vector<int>{3}));
+  const TreeNode& pool = triage.nodes[root.children[1]];
+  EXPECT_EQ(pool.threads, 16);  // two folded threads in each of 8 processes
+  EXPECT_EQ(pool.processes.size(), 8u);
+}
+
+TEST(TriageMerge, ClassesAreProcessesWithEqualStackSets) {
+  std::vector<ProcessRecord> records = job(4, {1});
+  // Another thread order and a third pool thread: the same set of stacks.
+  std::swap(records[2].threads[0], records[2].threads[2]);
+  records[2].threads.push_back(records[2].threads[1]);
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.classes.size(), 2u);
+  EXPECT_EQ(triage.classes[0].processes, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(triage.classes[1].processes, (std::vector<int>{1}));
+  EXPECT_FALSE(triage.classes[0].outlier);
+  EXPECT_TRUE(triage.classes[1].outlier);
+  EXPECT_EQ(triage.class_of, (std::vector<int>{0, 1, 0, 0}));
+}
+
+TEST(TriageVerdict, OneOutlierOfEight) {
+  Triage triage = merge(job(8, {3}));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers);
+  EXPECT_EQ(triage.verdict.text,
+            "ranks 0-2,4-7 (7/8) in `all_reduce` at train.py:88; rank 3 (PID 1003) in "
+            "`Condition.wait` at train.py:120 (blocked on: Event 0x7f0000000010)");
+  // The verdict is the first line of the text.
+  std::string text = report::format_triage(triage);
+  EXPECT_EQ(text.substr(0, text.find('\n')), triage.verdict.text);
+  EXPECT_NE(text.find("<- outlier"), std::string::npos) << text;
+}
+
+TEST(TriageVerdict, TwoGroupsOfFourHaveNoSingleOutlier) {
+  Triage triage = merge(job(8, {4, 5, 6, 7}));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kNoMajority);
+  EXPECT_EQ(triage.verdict.text,
+            "no single outlier (2 groups, none larger): ranks 0-3 (4/8) in `all_reduce` at "
+            "train.py:88; ranks 4-7 (4/8) in `Condition.wait` at train.py:120 (blocked on: Event "
+            "0x7f0000000010)");
+  for (const EquivalenceClass& cls : triage.classes) EXPECT_FALSE(cls.outlier);
+}
+
+TEST(TriageVerdict, AllAlike) {
+  Triage triage = merge(job(4, {}));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);
+  EXPECT_EQ(triage.verdict.text, "all 4 processes alike: ranks 0-3 in `all_reduce` at train.py:88");
+}
+
+TEST(TriageVerdict, ProcessesWithoutRanksGoByPositionAndPid) {
+  Triage triage = merge(job(4, {2}, /*with_ranks=*/false));
+  EXPECT_EQ(triage.verdict.text.substr(0, triage.verdict.text.find(" in ")), "processes 0-1,3 (3/4)");
+  EXPECT_NE(triage.verdict.text.find("; process 2 (PID 1002) in `Condition.wait`"), std::string::npos)
+      << triage.verdict.text;
+}
+
+TEST(TriageVerdict, BlockedOnKindWhenTheDescriptionsDiffer) {
+  std::vector<ProcessRecord> records = job(4, {0, 1, 2});
+  records[1].threads[0].blocked_description = "Event 0x7f0000000020";
+  Triage triage = merge(std::move(records));
+  EXPECT_NE(triage.verdict.text.find("ranks 0-2 (3/4) in `Condition.wait` at train.py:120 (blocked on: event)"),
+            std::string::npos)
+      << triage.verdict.text;
+}
+
+TEST(TriageVerdict, RolesAreComparedApart) {
+  std::vector<ProcessRecord> records = job(4, {});
+  ProcessRecord agent = records[0];
+  agent.labels = ProcessLabels{};
+  agent.labels.pid = 900;
+  agent.labels.role = "elastic agent";
+  agent.threads.resize(1);
+  agent.threads[0].python_frames = {Frame{Frame::Kind::kPython, "run", "/usr/lib/python3/dist-packages/torch/distributed/run.py", 800}};
+  records.push_back(agent);
+  for (int i = 0; i < 4; ++i) records[i].labels.role = "training rank";
+  Triage triage = merge(std::move(records));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);  // the agent is no odd rank
+  for (const EquivalenceClass& cls : triage.classes) EXPECT_FALSE(cls.outlier);
+  EXPECT_NE(triage.verdict.text.find("; process 4 (PID 900) [elastic agent] in `run` at run.py:800"),
+            std::string::npos) << triage.verdict.text;
+}
+
+TEST(TriageVerdict, DeadlocksInsideTheProcessesCarryIn) {
+  std::vector<ProcessRecord> records = job(4, {3});
+  for (ProcessRecord& record : records) record.deadlocks = {"deadlock: thread \"a\" waits for ..."};
+  Triage triage = merge(std::move(records));
+  EXPECT_NE(triage.verdict.text.find("at train.py:88, a deadlock in each; rank 3"), std::string::npos)
+      << triage.verdict.text;
+  EXPECT_NE(triage.verdict.text.find("(blocked on: Event 0x7f0000000010); deadlock: thread \"a\""),
+            std::string::npos) << triage.verdict.text;
+}
+
+TEST(TriageLabels, ReadFromLabelsObjectOrProcessAndFallBack) {
+  ProcessLabels labels = labels_from_json({{"pid", 5}, {"parent_pid", 4}, {"host", "node7"},
+                                           {"role", "training rank"},
+                                           {"labels", {{"rank", 3}, {"local_rank", 1}, {"world_size", 8}}}});
+  EXPECT_EQ(labels.rank, 3);
+  EXPECT_EQ(labels.local_rank, 1);
+  EXPECT_EQ(labels.world_size, 8);
+  EXPECT_EQ(labels.ppid, 4);
+  EXPECT_EQ(labels.host, "node7");
+  EXPECT_EQ(rank_of(labels), 3);
+  ProcessLabels from_slurm = labels_from_json({{"pid", 5}, {"slurm_procid", "12"}});
+  EXPECT_EQ(rank_of(from_slurm), 12);
+  ProcessLabels bad = labels_from_json({{"pid", 5}, {"labels", {{"rank", "x1"}}}});
+  EXPECT_FALSE(rank_of(bad).has_value());
+}
+
+TEST(TriagePlace, NamesTheCallFromTheUsersOwnCode) {
+  std::vector<Frame> stack = {
+      {Frame::Kind::kPython, "<module>", "/job/train.py", 130},
+      {Frame::Kind::kPython, "train", "/job/train.py", 88},
+      {Frame::Kind::kPython, "_exception_logger.<locals>.wrapper", "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py", 75},
+      {Frame::Kind::kPython, "all_reduce", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 2050}};
+  auto place = place_of(stack);
+  ASSERT_TRUE(place);
+  EXPECT_EQ(format_place(*place), "`all_reduce` at train.py:88");
+  std::vector<Frame> library_only = {{Frame::Kind::kPython, "Thread._bootstrap", "/usr/lib/python3.11/threading.py", 995},
+                                     {Frame::Kind::kPython, "Condition.wait", "/usr/lib/python3.11/threading.py", 320}};
+  EXPECT_EQ(format_place(*place_of(library_only)), "`Condition.wait` at threading.py:320");
+}
+
+TEST(TriageMerge, NativeStacksWhenEveryProcessHasThem) {
+  std::vector<ProcessRecord> records = job(2, {});
+  for (ProcessRecord& record : records) {
+    for (ThreadRecord& thread : record.threads) {
+      std::vector<Frame> native = {{Frame::Kind::kNative, "__libc_start_main", "/lib/libc.so.6", std::nullopt}};
+      native.insert(native.end(), thread.python_frames.begin(), thread.python_frames.end());
+      native.push_back({Frame::Kind::kNative, "futex_wait", "/lib/libc.so.6", std::nullopt});
+      thread.native_frames = native;
+    }
+  }
+  Triage with_native = merge(records);
+  EXPECT_TRUE(with_native.native);
+  EXPECT_EQ(with_native.frames[with_native.nodes[with_native.nodes[0].children[0]].frame].function, "__libc_start_main");
+  records[1].threads[0].native_frames.reset();
+  Triage without = merge(records);
+  EXPECT_FALSE(without.native);
+  ASSERT_EQ(without.notes.size(), 1u);
+}
+
+TEST(TriageRender, DotHtmlAndJsonCarryRankSetsAndTheOutlier) {
+  Triage triage = merge(job(8, {3}));
+  std::string dot = report::triage_dot(triage);
+  EXPECT_NE(dot.find("label=\"7 threads: ranks 0-2,4-7\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"1 thread: rank 3 (PID 1003)\", color=\"#d62728\""), std::string::npos) << dot;
+  json document = report::triage_document(triage);
+  EXPECT_EQ(document["verdict"], triage.verdict.text);
+  EXPECT_EQ(document["groups"][1]["processes"], "3");
+  EXPECT_EQ(document["groups"][0]["processes"], "0-2,4-7");
+  EXPECT_TRUE(document["groups"][1]["outlier"].get<bool>());
+  EXPECT_EQ(document["tree"]["threads"], 24);
+  std::string html = report::triage_html(triage);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // the SVG namespace only
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<module>"), std::string::npos);  // '<' in the data is escaped
+  EXPECT_NE(html.find("\\u003cmodule>"), std::string::npos);
+}
+
+TEST(TriageRecords, RejectsWhatIsNoDocument) {
+  EXPECT_FALSE(records_from_json(json::object(), "x.json").has_value());
+  EXPECT_FALSE(records_from_json(json(3), "x.json").has_value());
+  auto two = records_from_json(json::array({{{"threads", json::array()}}, {{"threads", json::array()}}}), "pids.json");
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[1].source, "pids.json[1]");
+}

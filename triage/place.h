@@ -1,0 +1,34 @@
+// Where a stack is, in the words of the verdict: "`all_reduce` at train.py:88", the innermost
+// line of the user's own code and the function it calls there.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "triage/process_record.h"
+
+namespace hangpy::triage {
+
+struct Place {
+  std::string function;  // the function called from `file:line` (or running there)
+  std::string file;
+  std::optional<int> line;
+};
+
+// A file of the standard library or an installed package (lib/pythonX.Y, site-packages,
+// dist-packages, frozen modules): not where the user looks first.
+bool is_library_file(std::string_view path);
+
+// The innermost Python frame outside the libraries, named by the function it calls (the next
+// frame in, library or not) or its own when it is innermost; the innermost Python frame when all
+// are library frames; for native frames only, the innermost one. Absent for an empty stack.
+std::optional<Place> place_of(const std::vector<Frame>& stack);
+
+// "`all_reduce` at train.py:88" (file by its base name), "`futex_wait` in libc.so.6".
+std::string format_place(const Place& place);
+
+std::string_view base_name(std::string_view path);
+
+}  // namespace hangpy::triage

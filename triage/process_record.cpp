@@ -1,0 +1,139 @@
+#include "triage/process_record.h"
+
+#include <fmt/format.h>
+
+namespace hangpy::triage {
+namespace {
+
+// Reads of documents that came from other machines: any field may be missing or of another type,
+// and neither may stop the triage of the rest.
+std::string text_of(const nlohmann::json& object, const char* name) {
+  auto found = object.find(name);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+std::optional<int64_t> integer_of(const nlohmann::json& object, const char* name) {
+  auto found = object.find(name);
+  if (found == object.end() || !found->is_number_integer()) return std::nullopt;
+  return found->get<int64_t>();
+}
+
+Frame python_frame(const nlohmann::json& frame) {
+  Frame result;
+  result.kind = Frame::Kind::kPython;
+  result.function = text_of(frame, "qualname");
+  if (result.function.empty()) result.function = text_of(frame, "function");
+  result.file = text_of(frame, "file");
+  if (auto line = integer_of(frame, "line")) result.line = static_cast<int>(*line);
+  return result;
+}
+
+Frame native_frame(const nlohmann::json& frame) {
+  Frame result;
+  result.kind = Frame::Kind::kNative;
+  result.function = text_of(frame, "demangled");
+  if (result.function.empty()) result.function = text_of(frame, "symbol");
+  result.file = text_of(frame, "module");
+  // A frame without a symbol is told apart by where it is in its module.
+  if (result.function.empty()) {
+    auto offset = integer_of(frame, "module_offset");
+    result.function = offset ? fmt::format("??+0x{:x}", *offset) : "??";
+  }
+  return result;
+}
+
+std::optional<std::vector<Frame>> native_frames_of(const nlohmann::json& thread) {
+  auto stack = thread.find("native_stack");
+  if (stack == thread.end() || !stack->is_object()) return std::nullopt;
+  auto frames = stack->find("frames");
+  if (frames == stack->end() || !frames->is_array() || frames->empty()) return std::nullopt;
+  std::vector<Frame> result;
+  for (const auto& frame : *frames) {
+    if (!frame.is_object()) continue;
+    result.push_back(text_of(frame, "kind") == "python" ? python_frame(frame) : native_frame(frame));
+  }
+  return result;
+}
+
+ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> pid) {
+  ThreadRecord record;
+  record.native_thread_id = integer_of(thread, "native_thread_id");
+  if (auto name = thread.find("name"); name != thread.end() && name->is_string())
+    record.name = name->get<std::string>();
+  if (auto frames = thread.find("frames"); frames != thread.end() && frames->is_array()) {
+    for (const auto& frame : *frames)
+      if (frame.is_object()) record.python_frames.push_back(python_frame(frame));
+  }
+  record.native_frames = native_frames_of(thread);
+  auto state = thread.find("state");
+  if (state != thread.end() && state->is_object()) {
+    auto main = state->find("main_thread");
+    record.main_thread = main != state->end() && main->is_boolean() && main->get<bool>();
+  } else {
+    record.main_thread = pid && record.native_thread_id == pid;
+  }
+  auto blocked = thread.find("blocked_on");
+  if (blocked != thread.end() && blocked->is_object()) {
+    std::string kind = text_of(*blocked, "kind");
+    std::string description = text_of(*blocked, "description");
+    if (!kind.empty()) record.blocked_kind = kind;
+    if (!description.empty()) record.blocked_description = description;
+  }
+  return record;
+}
+
+Expected<ProcessRecord> process_record(const nlohmann::json& document, const std::string& source) {
+  if (!document.is_object())
+    return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not a coreanalyze --json document", source));
+  auto threads = document.find("threads");
+  if (threads == document.end() || !threads->is_array()) {
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("{}: not a coreanalyze --json document (no \"threads\")", source));
+  }
+  ProcessRecord record;
+  record.source = source;
+  static const nlohmann::json kNoProcess = nlohmann::json::object();
+  auto process = document.find("process");
+  const nlohmann::json& process_json =
+      process != document.end() && process->is_object() ? *process : kNoProcess;
+  record.labels = labels_from_json(process_json);
+  record.command = text_of(process_json, "command");
+  for (const auto& thread : *threads)
+    if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid));
+  // --native-all: the threads that run no Python, by their native stacks alone.
+  auto others = document.find("threads_without_python");
+  if (others != document.end() && others->is_array()) {
+    for (const auto& thread : *others) {
+      if (!thread.is_object() || thread.find("native_stack") == thread.end()) continue;
+      ThreadRecord native_only = thread_record(thread, record.labels.pid);
+      if (native_only.native_frames) record.threads.push_back(std::move(native_only));
+    }
+  }
+  auto deadlocks = document.find("deadlocks");
+  if (deadlocks != document.end() && deadlocks->is_array()) {
+    for (const auto& cycle : *deadlocks)
+      if (cycle.is_object()) record.deadlocks.push_back(text_of(cycle, "description"));
+  }
+  return record;
+}
+
+}  // namespace
+
+Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
+                                                       const std::string& source) {
+  std::vector<ProcessRecord> records;
+  if (document.is_array()) {
+    for (size_t i = 0; i < document.size(); ++i) {
+      auto record = process_record(document[i], document.size() == 1 ? source : fmt::format("{}[{}]", source, i));
+      if (!record) return std::unexpected(record.error());
+      records.push_back(std::move(*record));
+    }
+    return records;
+  }
+  auto record = process_record(document, source);
+  if (!record) return std::unexpected(record.error());
+  records.push_back(std::move(*record));
+  return records;
+}
+
+}  // namespace hangpy::triage

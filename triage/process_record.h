@@ -1,0 +1,51 @@
+// One analysed process as the triage sees it: its labels and its threads' stacks, read from a
+// coreanalyze --json document (docs/json-schema.md). Only what the merge compares is kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "triage/labels.h"
+
+namespace hangpy::triage {
+
+struct Frame {
+  enum class Kind { kPython, kNative };
+  Kind kind = Kind::kPython;
+  std::string function;     // Python: co_qualname; native: the demangled symbol, or "??"
+  std::string file;         // Python: the source file; native: the module, as the core names it
+  std::optional<int> line;  // Python only
+  bool operator==(const Frame&) const = default;
+};
+
+struct ThreadRecord {
+  std::optional<int64_t> native_thread_id;
+  std::optional<std::string> name;
+  bool main_thread = false;
+  std::vector<Frame> python_frames;  // outermost first
+  // The native stack with the Python frames spliced in (--native), outermost first; absent when
+  // the document has none for this thread.
+  std::optional<std::vector<Frame>> native_frames;
+  std::optional<std::string> blocked_kind;         // blocked_on.kind: "lock", "event", ...
+  std::optional<std::string> blocked_description;  // blocked_on.description
+};
+
+struct ProcessRecord {
+  std::string source;  // the input it came from, as the user named it
+  ProcessLabels labels;
+  std::string command;  // the kernel's command name, "" unknown
+  std::vector<ThreadRecord> threads;
+  std::vector<std::string> deadlocks;  // the document's deadlock descriptions
+};
+
+// The processes of one document: an object (one process) or an array of them (coreanalyze
+// --json with several --pid). An error when it is neither, or a process has no "threads".
+Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
+                                                       const std::string& source);
+
+}  // namespace hangpy::triage
