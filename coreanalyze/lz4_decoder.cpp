@@ -2,8 +2,6 @@
 // legacy or raw block formats).
 #include <lz4frame.h>
 
-#include <vector>
-
 #include "coreanalyze/stream_decoder.h"
 
 namespace hangpy::coreanalyze {
@@ -47,7 +45,7 @@ class Lz4Decoder : public StreamDecoder {
 
  private:
   LZ4F_dctx* context_ = nullptr;
-  std::vector<std::byte> output_;
+  DecoderOutput output_;
   bool frame_done_ = false;
 };
 

@@ -2,7 +2,6 @@
 #include <lzma.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "coreanalyze/stream_decoder.h"
 
@@ -83,7 +82,7 @@ class XzDecoder : public StreamDecoder {
 
  private:
   lzma_stream stream_ = LZMA_STREAM_INIT;
-  std::vector<std::byte> output_;
+  DecoderOutput output_;
   bool ok_ = false;
   bool stream_end_ = false;
 };

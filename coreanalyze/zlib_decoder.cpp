@@ -2,8 +2,6 @@
 // 15 + 32). Several gzip members in a row are one stream, as gzip -d reads them.
 #include <zlib.h>
 
-#include <vector>
-
 #include "coreanalyze/stream_decoder.h"
 
 namespace hangpy::coreanalyze {
@@ -70,7 +68,7 @@ class ZlibDecoder : public StreamDecoder {
 
  private:
   z_stream stream_{};
-  std::vector<std::byte> output_;
+  DecoderOutput output_;
   bool ok_ = false;
   bool stream_end_ = false;
 };

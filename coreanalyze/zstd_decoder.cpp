@@ -1,8 +1,6 @@
 // zstd through libzstd's streaming API; concatenated frames are one stream, as zstd -d reads them.
 #include <zstd.h>
 
-#include <vector>
-
 #include "coreanalyze/stream_decoder.h"
 
 namespace hangpy::coreanalyze {
@@ -55,7 +53,7 @@ class ZstdDecoder : public StreamDecoder {
  private:
   static constexpr int kMaxWindowLog = 31;  // ZSTD_WINDOWLOG_MAX on 64-bit hosts
   ZSTD_DStream* stream_;
-  std::vector<std::byte> output_;
+  DecoderOutput output_;
   bool frame_done_ = false;
 };
 

@@ -68,12 +68,50 @@ std::optional<uint64_t> scan_words(const Target& target, Accept accept) {
   return std::nullopt;
 }
 
+// Whether an address lies in writable memory: where an interpreter state lives (the heap, or
+// the runtime's static data). Asked of each candidate word before any read, since most words of
+// the data are not such pointers and a failed read costs an error message.
+class WritableMemory {
+ public:
+  explicit WritableMemory(std::vector<MemoryRange> ranges) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const MemoryRange& a, const MemoryRange& b) { return a.start < b.start; });
+    // Merged where they overlap (a corrupt core's may): one binary search answers.
+    for (const MemoryRange& range : ranges) {
+      if (range.end <= range.start) continue;
+      if (!ranges_.empty() && range.start <= ranges_.back().end)
+        ranges_.back().end = std::max(ranges_.back().end, range.end);
+      else
+        ranges_.push_back(range);
+    }
+    if (!ranges_.empty()) {
+      lowest_ = ranges_.front().start;
+      highest_ = ranges_.back().end;
+    }
+  }
+
+  bool contains(uint64_t address) const {
+    if (address < lowest_ || address >= highest_) return false;  // most words that are no pointer
+    auto after = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                                  [](uint64_t a, const MemoryRange& r) { return a < r.start; });
+    return after != ranges_.begin() && address < std::prev(after)->end;
+  }
+
+ private:
+  std::vector<MemoryRange> ranges_;  // sorted by start, disjoint
+  uint64_t lowest_ = 0;
+  uint64_t highest_ = 0;
+};
+
 std::optional<uint64_t> search_data(const Target& target, const Layout& layout) {
   const auto head = static_cast<uint64_t>(layout.runtime.interpreters_head);
+  const auto threads_head = static_cast<uint64_t>(layout.interpreter.threads_head);
+  const WritableMemory writable(target.writable_ranges());
   // The word is the interpreter list's head; the runtime starts `head` bytes before it.
   auto found = scan_words(target, [&](uint64_t address, uint64_t word) {
     if (!aligned_pointer(word) || address < head) return false;
-    return runtime_is_plausible(target.memory(), layout, address - head);
+    if (!writable.contains(word) || !writable.contains(word + threads_head)) return false;
+    return interpreter_is_plausible(target.memory(), layout, word);
   });
   if (!found) return std::nullopt;
   return *found - head;
@@ -91,12 +129,16 @@ std::optional<uint64_t> find_debug_offsets_cookie(const Target& target) {
 bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime) {
   auto interpreter =
       read_pointer(memory, runtime + static_cast<uint64_t>(layout.runtime.interpreters_head));
-  if (!interpreter || !aligned_pointer(*interpreter)) return false;
-  auto state = read_pointer(memory, *interpreter + static_cast<uint64_t>(layout.interpreter.threads_head));
+  return interpreter && interpreter_is_plausible(memory, layout, *interpreter);
+}
+
+bool interpreter_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t interpreter) {
+  if (!aligned_pointer(interpreter)) return false;
+  auto state = read_pointer(memory, interpreter + static_cast<uint64_t>(layout.interpreter.threads_head));
   if (!state || !aligned_pointer(*state)) return false;
   for (size_t i = 0; i < kThreadsChecked && *state != 0; ++i) {
     auto back = read_pointer(memory, *state + static_cast<uint64_t>(layout.thread_state.interp));
-    if (!back || *back != *interpreter) return false;
+    if (!back || *back != interpreter) return false;
     state = read_pointer(memory, *state + static_cast<uint64_t>(layout.thread_state.next));
     if (!state) return false;
   }
@@ -105,7 +147,7 @@ bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint
   // must also have frames that run code objects. (So a search cannot find an interpreter none
   // of whose threads runs Python code; symbols still can.)
   StackWalker walker(memory, layout);
-  auto states = walker.thread_states(*interpreter);
+  auto states = walker.thread_states(interpreter);
   if (!states) return false;
   for (size_t i = 0; i < states->size() && i < kThreadsChecked; ++i) {
     PythonThread thread = walker.walk_thread((*states)[i], 0);

@@ -27,5 +27,7 @@ std::optional<uint64_t> find_debug_offsets_cookie(const Target& target);
 // Whether `runtime` under `layout` leads to an interpreter whose first thread states point back
 // at it: the test a searched candidate must pass.
 bool runtime_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t runtime);
+// The same test given the interpreter the runtime's list starts with.
+bool interpreter_is_plausible(const AddressSpace& memory, const Layout& layout, uint64_t interpreter);
 
 }  // namespace hangpy::cpython

@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 """A big process for scripts/bench: 20 threads each 100 Python frames deep, blocked, and more than
-1 GB of heap (one large buffer whose pages are all touched, plus a few million small objects)."""
+1 GB of heap (one large buffer whose pages are all touched, plus a few million small objects).
+HANGPY_BENCH_HEAP_GIB sets the buffer's size in GiB (scripts/bench --big-gib: a multi-GB core)."""
+import os
+
 import groundtruth
 
 THREADS = 20
 DEPTH = 100  # Python frames below each thread's run(); the bootstrap frames come on top
-BIG_BUFFER_BYTES = 1 << 30
+BIG_BUFFER_BYTES = int(float(os.environ.get("HANGPY_BENCH_HEAP_GIB", "1")) * (1 << 30))
 SMALL_OBJECTS = 2000000
 PAGE = 4096
 
