@@ -71,6 +71,7 @@ po::options_description visible_options() {
 void print_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze CORE [options]\n"
          "       coreanalyze --pid PID [--pid PID...] [options]\n"
+         "       coreanalyze collect ... (a whole job's processes, on many nodes: collect --help)\n"
          "Prints every thread's Python stack from a core of a CPython process, or of a running one.\n"
          "CORE may be - to read the core from standard input (a file or a pipe).\n"
          "CORE is told by its content: an ELF core; one compressed with zstd, lz4, xz or gzip\n"
