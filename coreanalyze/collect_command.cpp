@@ -43,7 +43,7 @@ std::vector<std::string> split_words(const std::string& text, char separator) {
 std::vector<std::string> node_command(const CollectOptions& options, const std::string& binary,
                                       const std::string& node_name) {
   std::vector<std::string> argv{binary, "collect", "--node-only", "--no-triage", "--output",
-                                options.output_dir};
+                                options.local_dir.value_or(options.output_dir)};
   if (!node_name.empty()) argv.insert(argv.end(), {"--node-name", node_name});
   if (options.name_pattern) argv.insert(argv.end(), {"--name", *options.name_pattern});
   if (options.slurm_job) argv.insert(argv.end(), {"--slurm-job", *options.slurm_job});
@@ -67,6 +67,8 @@ struct Launch {
   std::vector<std::string> expected_nodes;  // empty when unknown
   ChildResult result;
 };
+
+void copy_node_dirs(const CollectOptions& options, const std::vector<std::string>& nodes);
 
 Launch launch_with_srun(const CollectOptions& options, const std::string& binary) {
   Launch launch;
@@ -95,7 +97,30 @@ Launch launch_with_srun(const CollectOptions& options, const std::string& binary
   for (const std::string& word : node_command(options, binary, "")) argv.push_back(word);
   fmt::print(stderr, "coreanalyze collect: on {} node(s) of job {} through srun\n", count, job);
   launch.result = run_child({argv, std::nullopt, false}, node_time_limit(options));
+  if (options.local_dir) copy_node_dirs(options, names);
   return launch;
+}
+
+// --local-dir: each node's LOCAL/NODE, through a one-task srun step on that node running tar,
+// into DIR/NODE. One node at a time: a step's output is one stream, and the tar files can be big.
+void copy_node_dirs(const CollectOptions& options, const std::vector<std::string>& nodes) {
+  for (const std::string& node : nodes) {
+    const std::string archive = (fs::path(options.output_dir) / ("." + node + ".tar")).string();
+    ChildResult packed = run_child(
+        {{"srun", "--overlap", "--jobid", *options.srun_job, "--nodelist", node, "--nodes", "1",
+          "--ntasks", "1", "tar", "-C", *options.local_dir, "-cf", "-", node}, archive, true},
+        node_time_limit(options));
+    ChildResult unpacked;
+    if (packed.exit_code == 0)
+      unpacked = run_child({{"tar", "-C", options.output_dir, "-xf", archive}, std::nullopt, true},
+                           node_time_limit(options));
+    std::error_code ignored;
+    fs::remove(archive, ignored);
+    if (packed.exit_code != 0 || unpacked.exit_code != 0)
+      fmt::print(stderr, "coreanalyze collect: {}: {}:{}/{} not copied: {}{}\n", node, node,
+                 *options.local_dir, node, packed.start_error, packed.exit_code != 0 ? packed.errors
+                                                                                   : unpacked.errors);
+  }
 }
 
 Launch launch_with_pdsh(const CollectOptions& options, const std::string& binary) {
@@ -134,7 +159,7 @@ int gather(const CollectOptions& options, const std::vector<std::string>& expect
   top["output"] = options.output_dir;
   top["nodes"] = nlohmann::json::object();
   std::set<std::string> found;
-  size_t taken = 0, failed = 0;
+  size_t taken = 0, failed = 0, cores_missing = 0;
   std::error_code error;
   for (const auto& item : fs::directory_iterator(options.output_dir, error)) {
     const fs::path manifest_path = item.path() / "manifest.json";
@@ -146,6 +171,7 @@ int gather(const CollectOptions& options, const std::vector<std::string>& expect
     found.insert(name);
     taken += node.value("taken", 0u);
     failed += node.value("failed", 0u);
+    cores_missing += node.value("cores_missing", 0u);
     top["nodes"][name] = std::move(node);
   }
   std::vector<std::string> missing;
@@ -154,6 +180,7 @@ int gather(const CollectOptions& options, const std::vector<std::string>& expect
   top["missing_nodes"] = missing;
   top["taken"] = taken;
   top["failed"] = failed;
+  top["cores_missing"] = cores_missing;
   auto written = write_file_atomically((fs::path(options.output_dir) / "manifest.json").string(),
                                        [&](std::ostream& out) { out << top.dump(2) << "\n"; });
   if (!written) fmt::print(stderr, "coreanalyze collect: {}\n", written.error().describe());
@@ -166,7 +193,7 @@ int gather(const CollectOptions& options, const std::vector<std::string>& expect
   fmt::print(stderr, "coreanalyze collect: {} node(s), {} Python process(es) taken, {} failed\n",
              found.size(), taken, failed);
   if (found.empty()) return kExitBadInput;
-  if (!missing.empty() || failed > 0 || launch_exit_code != 0) return kExitPartial;
+  if (!missing.empty() || failed > 0 || cores_missing > 0 || launch_exit_code != 0) return kExitPartial;
   return kExitSuccess;
 }
 
@@ -221,6 +248,7 @@ int run_collect(int argc, char** argv) {
     return finish(options, self, exit_code);
   }
   const int node_exit = collect_on_this_node(options, self).exit_code;
+  if (node_exit == kExitBadInput) return node_exit;  // nothing found, or DIR not writable: said
   const int exit_code = gather(options, {options.node_name}, 0);
   return finish(options, self, node_exit != kExitSuccess ? node_exit : exit_code);
 }

@@ -275,8 +275,9 @@ NodeCollection collect_on_this_node(const CollectOptions& options, const std::st
       if (!process.skipped) take_core(options, self, node_dir, process);
   }
 
-  size_t taken = 0, failed = 0, refused = 0, skipped = 0;
+  size_t taken = 0, failed = 0, refused = 0, skipped = 0, cores_missing = 0;
   for (const Collected& process : processes) {
+    if (!process.skipped && options.cores != CoreKind::kNone && !process.core_file) ++cores_missing;
     if (process.skipped) {
       ++skipped;
       fmt::print(stderr, "coreanalyze collect: {}: pid {} skipped: {}\n", options.node_name,
@@ -294,8 +295,9 @@ NodeCollection collect_on_this_node(const CollectOptions& options, const std::st
     fmt::print(stderr, "coreanalyze collect: {}: {} process(es) could not be read: not permitted; "
                "{}\n", options.node_name, refused, ptrace_hint());
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  fmt::print(stderr, "coreanalyze collect: {}: {} Python process(es) taken, {} failed, {} skipped, "
-             "in {:.2f} s\n", options.node_name, taken, failed, skipped, seconds);
+  if (!processes.empty()) fmt::print(stderr, "coreanalyze collect: {}: {} Python process(es) taken, {} failed, {} skipped{}, "
+             "in {:.2f} s\n", options.node_name, taken, failed, skipped,
+             cores_missing ? fmt::format(", {} core(s) not taken", cores_missing) : "", seconds);
 
   nlohmann::json& manifest = collection.manifest;
   manifest["node"] = options.node_name;
@@ -308,19 +310,20 @@ NodeCollection collect_on_this_node(const CollectOptions& options, const std::st
   manifest["taken"] = taken;
   manifest["failed"] = failed;
   manifest["skipped"] = skipped;
+  manifest["cores_missing"] = cores_missing;
   auto written = write_file_atomically((node_dir / "manifest.json").string(),
                                        [&](std::ostream& out) { out << manifest.dump(2) << "\n"; });
   if (!written) {
     fmt::print(stderr, "coreanalyze collect: {}\n", written.error().describe());
     collection.exit_code = kExitBadInput;
   } else if (processes.size() == skipped) {
-    fmt::print(stderr, "coreanalyze collect: {}: no Python process found among {}\n",
-               options.node_name, selection_text(options));
+    fmt::print(stderr, "coreanalyze collect: {}: no {}process found among {}\n", options.node_name,
+               processes.empty() ? "" : "Python ", selection_text(options));
     collection.exit_code = kExitBadInput;
   } else if (taken == 0 && refused == failed) {
     collection.exit_code = kExitNotPermitted;
   } else {
-    collection.exit_code = failed > 0 ? kExitPartial : kExitSuccess;
+    collection.exit_code = failed > 0 || cores_missing > 0 ? kExitPartial : kExitSuccess;
   }
   return collection;
 }

@@ -54,6 +54,9 @@ po::options_description collect_visible_options() {
        "collect on HOSTS through pdsh -w HOSTS (give --name or --slurm-job)")
       ("pdsh-rcmd", po::value<std::string>()->value_name("TYPE"),
        "pdsh's remote command module (pdsh -R TYPE; default: pdsh's, or $PDSH_RCMD_TYPE)")
+      ("local-dir", po::value<std::string>()->value_name("LOCAL"),
+       "--srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is copied "
+       "into DIR through srun and tar: for a DIR the nodes do not share")
       ("remote-binary", po::value<std::string>()->value_name("PATH"),
        "coreanalyze's path on the nodes (default: this program's path)");
   return options;
@@ -200,6 +203,17 @@ std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& 
   }
   options.triage = vm.count("no-triage") == 0;
   if (vm.count("pdsh-rcmd")) options.pdsh_rcmd = vm["pdsh-rcmd"].as<std::string>();
+  if (vm.count("local-dir")) {
+    if (!options.srun_job) {
+      fmt::print(stderr, "coreanalyze collect: --local-dir goes with --srun\n");
+      return kExitUsage;
+    }
+    options.local_dir = vm["local-dir"].as<std::string>();
+    if (options.local_dir->empty() || options.local_dir->front() != '/') {
+      fmt::print(stderr, "coreanalyze collect: --local-dir wants an absolute path\n");
+      return kExitUsage;
+    }
+  }
   if (vm.count("remote-binary")) options.remote_binary = vm["remote-binary"].as<std::string>();
   options.node_only = vm.count("node-only") > 0;
   return std::nullopt;

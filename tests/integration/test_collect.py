@@ -351,6 +351,19 @@ def pdsh_case(coreanalyze, python_path, workdir):
         return problems + not_stopped(list(python)), seconds
 
 
+def usage_case(coreanalyze, workdir):
+    """Bad selections: exit code 2 (usage) or 3 (nothing found), one line each."""
+    problems = []
+    out_dir = os.path.join(workdir, "out-usage")
+    for args, want in ((["--pid", "12x"], 2), (["--pid", "1", "--name", "x"], 2),
+                       (["--pdsh", "h", "--pid", "1"], 2), (["--cores", "some", "--pid", "1"], 2),
+                       (["--name", "no-such-process-hangpy-collect", "-o", out_dir], 3)):
+        code, _, err = run_collect(coreanalyze, args, environment=dict(os.environ, SLURM_JOB_ID=""))
+        if code != want or len(err.strip().splitlines()) != 1:
+            problems.append("collect %s: exit code %d (want %d), stderr %r" % (" ".join(args), code, want, err))
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -362,6 +375,7 @@ def main():
     name, interpreter = installed[0]
     workdir = tempfile.mkdtemp(prefix="hangpy-collect-")
     try:
+        results.check("usage errors and an empty selection", usage_case(args.coreanalyze, workdir))
         for select in ("pid", "name"):
             problems, seconds, count = tree_case(args.coreanalyze, interpreter.executable, workdir, select)
             results.check("%s --%s: %d Python processes in %.2f s, sleep and zombie skipped"

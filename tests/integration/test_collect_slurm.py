@@ -173,22 +173,31 @@ def srun_case(coreanalyze, python, workdir, slurm):
         problems = []
         if not set(roles) <= set(python):
             problems.append("ready processes %s not all in the job's %s" % (sorted(roles), sorted(python)))
-        out_dir = os.path.join(workdir, "out")
-        started = time.time()
-        result = subprocess.run([coreanalyze, "collect", "--srun", job_id, "-o", out_dir, "--no-triage"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                timeout=test_collect.RUN_TIMEOUT, env=slurm.environment)
-        seconds = time.time() - started
-        err = result.stderr.decode(errors="replace")
-        if result.returncode != 0:
-            problems.append("exit code %d: %s" % (result.returncode, err))
-        problems += test_collect.check_node_dir(os.path.join(out_dir, "localhost"), python, [], [],
-                                                "localhost")
-        top_path = os.path.join(out_dir, "manifest.json")
-        top = json.load(open(top_path)) if os.path.exists(top_path) else {"nodes": {}, "missing_nodes": []}
-        if list(top["nodes"]) != ["localhost"] or top["missing_nodes"]:
-            problems.append("top manifest: nodes %s, missing %s" % (list(top["nodes"]), top["missing_nodes"]))
+        timings = []
+        for variant, extra in (("shared", []), ("local", ["--local-dir", os.path.join(workdir, "local")])):
+            out_dir = os.path.join(workdir, "out-" + variant)
+            started = time.time()
+            result = subprocess.run([coreanalyze, "collect", "--srun", job_id, "-o", out_dir,
+                                     "--no-triage"] + extra,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    timeout=test_collect.RUN_TIMEOUT, env=slurm.environment)
+            timings.append(time.time() - started)
+            err = result.stderr.decode(errors="replace")
+            if result.returncode != 0:
+                problems.append("%s: exit code %d: %s" % (variant, result.returncode, err))
+            problems += test_collect.check_node_dir(os.path.join(out_dir, "localhost"), python, [],
+                                                    [], "%s localhost" % variant)
+            top_path = os.path.join(out_dir, "manifest.json")
+            top = json.load(open(top_path)) if os.path.exists(top_path) else {"nodes": {}, "missing_nodes": []}
+            if list(top["nodes"]) != ["localhost"] or top["missing_nodes"]:
+                problems.append("%s: top manifest: nodes %s, missing %s" % (
+                    variant, list(top["nodes"]), top["missing_nodes"]))
+            if variant == "local" and not glob.glob(os.path.join(workdir, "local", "localhost", "*.json")):
+                problems.append("--local-dir: nothing written on the node's own directory")
+            if glob.glob(os.path.join(out_dir, ".*.tar")):
+                problems.append("%s: tar files left in %s" % (variant, out_dir))
         problems += test_collect.not_stopped(list(python))
+        seconds = max(timings)
         return problems, seconds, len(python)
     finally:
         slurm.run(["scancel", job_id], check=False)
@@ -221,7 +230,8 @@ def main():
             print("SKIP slurm: " + why_not)
             return SKIP
         problems, seconds, count = srun_case(args.coreanalyze, interpreter.executable, workdir, slurm)
-        results.check("%s %s: collect --srun JOBID (srun --overlap), %d Python processes in %.2f s"
+        results.check("%s %s: collect --srun JOBID (srun --overlap; shared DIR and --local-dir), "
+                      "%d Python processes, at most %.2f s"
                       % (name, version, count, seconds), problems)
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         results.check("slurm", [str(error)])
