@@ -15,6 +15,8 @@ child that runs no Python, a zombie), on this machine and through pdsh's exec mo
 - the collector run as another user without privileges: exit code 10 and a line saying what to do;
 - no triage subcommand in this coreanalyze: the collector says where the results are (with one,
   it runs it);
+- a real torchrun (python3-torch, gloo, 2 ranks): the agent and both ranks taken, rank 0 in
+  all_reduce, rank 1 where it waits, their RANK/LOCAL_RANK/WORLD_SIZE in the manifest;
 - pdsh -R exec -w localhost,127.0.0.1: both "hosts" write their own directory, each with every
   Python process's JSON, and the top manifest lists both.
 
@@ -46,6 +48,7 @@ FUNCTIONS = {"launcher": "launcher_waits_for_ranks", "rank0": "rank_waits_for_pe
 EXIT_NOT_PERMITTED = 10
 RUN_TIMEOUT = 300
 START_TIMEOUT = 60
+TORCH_START_TIMEOUT = 180  # each rank imports torch and meets the others over TCP
 
 
 class JobTree(object):
@@ -364,6 +367,68 @@ def usage_case(coreanalyze, workdir):
     return problems
 
 
+def torchrun_case(coreanalyze, workdir):
+    """A real torchrun (Debian's python3-torch): the elastic agent and its 2 gloo ranks, rank 0 in
+    all_reduce and rank 1 elsewhere, their RANK/LOCAL_RANK/WORLD_SIZE in the manifest. None when
+    torch is not installed."""
+    torchrun = shutil.which("torchrun")
+    if torchrun is None or not os.path.isdir("/usr/lib/python3/dist-packages/torch"):
+        return None, 0
+    ready_dir = tempfile.mkdtemp(prefix="ready-torch-", dir=workdir)
+    # Debian's torch 1.13 under Python 3.11 reads --redirects/--tee "0" (their default) as None
+    # (Std.from_str iterates an IntFlag, which no longer yields the 0 member) and torchrun fails:
+    # give them values other than 0.
+    argv = [torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1", "--tee", "2",
+            "--log_dir", os.path.join(workdir, "torchrun-logs"),
+            os.path.join(PROGRAMS, "torchrun_hang.py"), ready_dir]
+    process = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        deadline = time.time() + TORCH_START_TIMEOUT
+        while len(glob.glob(os.path.join(ready_dir, "*.ready"))) < 2:
+            if time.time() > deadline or process.poll() is not None:
+                return ["torchrun's ranks did not start (exit %s)" % process.poll()], 0
+            time.sleep(0.2)
+        time.sleep(1)  # from its ready file to all_reduce
+        ranks = {}
+        for path in glob.glob(os.path.join(ready_dir, "*.ready")):
+            role, pid = os.path.basename(path)[:-len(".ready")].rsplit("-", 1)
+            ranks[int(pid)] = role
+        out_dir = os.path.join(workdir, "out-torchrun")
+        started = time.time()
+        code, _, err = run_collect(coreanalyze, ["--pid", str(process.pid), "-o", out_dir,
+                                                 "--node-name", "n", "--no-triage"])
+        seconds = time.time() - started
+        problems = [] if code == 0 else ["exit code %d: %s" % (code, err)]
+        manifest = load_json(os.path.join(out_dir, "n", "manifest.json"))
+        by_pid = dict((item["pid"], item) for item in manifest["processes"])
+        agent = by_pid.get(process.pid)
+        if agent is None or agent["json"] is None:
+            problems.append("no JSON of the torchrun agent: %s" % agent)
+        for pid, role in sorted(ranks.items()):
+            item = by_pid.get(pid)
+            if item is None or item["json"] is None:
+                problems.append("no JSON of %s: %s" % (role, item))
+                continue
+            functions = functions_in(load_json(os.path.join(out_dir, "n", item["json"])))
+            want = "all_reduce" if role == "rank0" else "rank_one_waits_elsewhere"
+            if want not in functions:
+                problems.append("%s: %s not in %s" % (role, want, sorted(functions)))
+            labels = item["labels"]
+            if (labels.get("RANK"), labels.get("LOCAL_RANK"), labels.get("WORLD_SIZE")) != (role[4:], role[4:], "2"):
+                problems.append("%s: labels %s" % (role, labels))
+        for item in manifest["processes"]:
+            if item["json"] is None and not item["skipped"]:
+                problems.append("neither taken nor skipped: %s" % item)
+        return problems + not_stopped(list(ranks) + [process.pid]), seconds
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -388,6 +453,12 @@ def main():
                 results.report("SKIP", "%s %s" % (name, label), ["needs root, gcore, setpriv or unshare"])
             else:
                 results.check("%s %s" % (name, label), problems)
+        problems, seconds = torchrun_case(args.coreanalyze, workdir)
+        if problems is None:
+            results.report("SKIP", "torchrun", ["python3-torch is not installed (scripts/install-deps)"])
+        else:
+            results.check("torchrun --nproc_per_node=2 (gloo): agent and ranks in %.2f s" % seconds,
+                          problems)
         problems, seconds = pdsh_case(args.coreanalyze, interpreter.executable, workdir)
         if problems is None:
             results.report("SKIP", "pdsh -R exec", ["pdsh is not installed (apt-get install pdsh)"])
