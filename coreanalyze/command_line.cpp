@@ -73,6 +73,7 @@ void print_usage(std::ostream& out, const po::options_description& options) {
          "       coreanalyze --pid PID [--pid PID...] [options]\n"
          "       coreanalyze triage INPUT... [--pid PID...] [options]  (many processes of a job\n"
          "                                                              merged; triage --help)\n"
+         "       coreanalyze collect ... (a whole job's processes, on many nodes: collect --help)\n"
          "Prints every thread's Python stack from a core of a CPython process, or of a running one.\n"
          "CORE may be - to read the core from standard input (a file or a pipe).\n"
          "CORE is told by its content: an ELF core; one compressed with zstd, lz4, xz or gzip\n"

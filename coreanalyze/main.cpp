@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "coreanalyze/collect_command.h"
 #include "coreanalyze/command_line.h"
 #include "coreanalyze/core_file.h"
 #include "coreanalyze/core_input.h"
@@ -105,6 +107,7 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "triage") return run_triage(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "collect") return run_collect(argc - 1, argv + 1);
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);

@@ -1,0 +1,35 @@
+// Programs `coreanalyze collect` runs (itself with --pid, gcore, srun, pdsh), several at a time,
+// each killed when it outlives its time limit.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hangpy::coreanalyze {
+
+struct ChildCommand {
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::optional<std::string> stdout_path;  // stdout into this file (created, truncated)
+  bool capture = false;  // stderr (and stdout when no stdout_path) kept in the result, not shown
+};
+
+struct ChildResult {
+  int exit_code = -1;       // the program's exit status; 128+N when signal N ended it
+  bool started = false;     // false: it could not be run at all (start_error says why)
+  bool timed_out = false;   // killed (SIGKILL) at the time limit
+  std::string start_error;
+  std::string output;       // captured stdout (when capture and no stdout_path)
+  std::string errors;       // captured stderr (when capture)
+  double seconds = 0;
+};
+
+// Runs the commands, at most `parallel` at once, in order; results in the commands' order.
+std::vector<ChildResult> run_children(const std::vector<ChildCommand>& commands, int parallel,
+                                      std::chrono::milliseconds time_limit);
+
+// One command, waited for.
+ChildResult run_child(const ChildCommand& command, std::chrono::milliseconds time_limit);
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,41 @@
+// `coreanalyze collect`'s command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hangpy::coreanalyze {
+
+enum class CoreKind { kNone, kSnapshot, kFull };
+
+struct CollectOptions {
+  // Which processes (one kind; with none, the SLURM job of $SLURM_JOB_ID).
+  std::vector<int> root_pids;                // --pid: these and their descendants
+  std::optional<std::string> name_pattern;   // --name
+  std::optional<std::string> slurm_job;      // --slurm-job
+  // What is taken of each.
+  CoreKind cores = CoreKind::kNone;
+  bool native = false;
+  bool nonblocking = false;
+  std::optional<std::string> max_stop_ms;
+  int timeout_seconds = 60;  // per process analysis, per core
+  int jobs = 2;              // analyses at once
+  // Where the results go.
+  std::string output_dir;   // DIR; this node's results in DIR/NODE
+  std::string node_name;    // NODE
+  bool triage = true;
+  // Many nodes.
+  std::optional<std::string> srun_job;   // --srun JOBID
+  std::optional<std::string> pdsh_hosts; // --pdsh HOSTS
+  std::optional<std::string> pdsh_rcmd;  // --pdsh-rcmd TYPE
+  std::optional<std::string> remote_binary;
+  std::optional<std::string> local_dir;  // --local-dir: --srun nodes write here, then copied to DIR
+  bool node_only = false;  // (internal) run by --srun/--pdsh on a node: no summary, no triage
+};
+
+// Parses `coreanalyze collect ARGS` (argv[0] is "collect"). Returns the exit code when the program
+// should stop (help, or a usage error already reported in one line).
+std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& options);
+
+}  // namespace hangpy::coreanalyze

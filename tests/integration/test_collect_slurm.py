@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""Integration test: coreanalyze collect --srun JOBID against a real SLURM (Debian's slurm-wlm):
+a single-node slurmctld + slurmd on loopback, started here in a temporary directory with
+AuthType=auth/none (no munge daemon needed), a batch job running tests/programs/collect_job.py
+(a launcher, its ranks, a spawn worker, a resource_tracker) and a two-task job step beside it.
+The collector enters the job's allocation with srun --overlap (the job holds every CPU) and
+must gather a JSON file per Python process of the job, each showing the function that process
+said it blocks in, under DIR/localhost, with DIR/manifest.json naming the node.
+
+Skips (exit 77, saying why) when slurm-wlm is not installed (scripts/install-deps --slurm), when
+not root (slurmd launches the job's tasks), or when the daemons do not come up.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import interpreters  # noqa: E402
+import test_collect  # noqa: E402
+from results import SKIP, Results  # noqa: E402
+
+SLURM_TIMEOUT = 30
+CONFIG = """\
+ClusterName=hangpytest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={dir}/state
+SlurmdSpoolDir={dir}/spool
+SlurmctldPidFile={dir}/slurmctld.pid
+SlurmdPidFile={dir}/slurmd.pid
+SlurmctldLogFile={dir}/slurmctld.log
+SlurmdLogFile={dir}/slurmd.log
+PlugStackConfig={dir}/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=100 State=UNKNOWN
+PartitionName=hangpy Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+"""
+BATCH = """\
+#!/bin/sh
+srun --ntasks=2 --export=ALL,RANK=0 {python} {job} {ready} 3 --rank 0 &
+{python} {job} {ready} 3 &
+wait
+"""
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tail(path, lines=5):
+    try:
+        with open(path, errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:])
+    except OSError:
+        return "(no %s)" % path
+
+
+class Slurm(object):
+    """slurmctld and slurmd in the foreground, as our children, on free loopback ports."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "slurm")
+        for sub in ("state", "spool"):
+            os.makedirs(os.path.join(self.dir, sub))
+        open(os.path.join(self.dir, "plugstack.conf"), "w").close()
+        self.conf = os.path.join(self.dir, "slurm.conf")
+        with open(self.conf, "w") as out:
+            out.write(CONFIG.format(ctld_port=free_port(), slurmd_port=free_port(), dir=self.dir,
+                                    cpus=os.cpu_count() or 1))
+        self.environment = dict(os.environ, SLURM_CONF=self.conf)
+        self.daemons = []
+
+    def start(self):
+        """None when both are up and the node is idle, else why not."""
+        log = open(os.path.join(self.dir, "daemons.out"), "w")
+        self.daemons.append(subprocess.Popen(["slurmctld", "-D", "-i", "-f", self.conf],
+                                             stdout=log, stderr=log, env=self.environment))
+        time.sleep(0.5)
+        self.daemons.append(subprocess.Popen(["slurmd", "-D", "-N", "localhost", "-f", self.conf],
+                                             stdout=log, stderr=log, env=self.environment))
+        deadline = time.time() + SLURM_TIMEOUT
+        while time.time() < deadline:
+            if any(daemon.poll() is not None for daemon in self.daemons):
+                break
+            state = self.run(["sinfo", "-h", "-o", "%t"], check=False)
+            if state.strip() == "idle":
+                return None
+            time.sleep(0.5)
+        return "slurmctld/slurmd did not come up in %d s:\n%s\n%s\n%s" % (
+            SLURM_TIMEOUT, tail(os.path.join(self.dir, "daemons.out")),
+            tail(os.path.join(self.dir, "slurmctld.log")), tail(os.path.join(self.dir, "slurmd.log")))
+
+    def run(self, argv, check=True):
+        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=self.environment, timeout=SLURM_TIMEOUT)
+        if check and result.returncode != 0:
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), result.returncode,
+                                                    result.stderr.decode(errors="replace")))
+        return result.stdout.decode(errors="replace")
+
+    def stop(self):
+        for daemon in reversed(self.daemons):
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+
+
+def job_python_processes(job_id):
+    """pids of the Python processes whose environment holds SLURM_JOB_ID=job_id."""
+    found = []
+    marker = ("SLURM_JOB_ID=%s\0" % job_id).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % entry, "rb") as handle:
+                environ = handle.read()
+            exe = os.readlink("/proc/%s/exe" % entry)
+        except OSError:
+            continue
+        if marker in environ and os.path.basename(exe).startswith("python"):
+            found.append(int(entry))
+    return found
+
+
+def srun_case(coreanalyze, python, workdir, slurm):
+    ready = os.path.join(workdir, "ready")
+    os.makedirs(ready)
+    script = os.path.join(workdir, "job.sh")
+    with open(script, "w") as out:
+        out.write(BATCH.format(python=python, job=test_collect.JOB, ready=ready))
+    # Every CPU of the node, so that the collector's step has to overlap the job's.
+    job_id = slurm.run(["sbatch", "--parsable", "-n", str(os.cpu_count() or 1), "-o",
+                        os.path.join(workdir, "job.out"), script]).strip().split(";")[0]
+    try:
+        deadline = time.time() + test_collect.START_TIMEOUT
+        want = len(test_collect.FUNCTIONS) + 2  # the launcher's tree, and the step's two tasks
+        while len(glob.glob(os.path.join(ready, "*.ready"))) < want:
+            if time.time() > deadline:
+                raise RuntimeError("the job's processes did not start: %s\n%s" % (
+                    slurm.run(["squeue"], check=False), tail(os.path.join(workdir, "job.out"))))
+            time.sleep(0.2)
+        roles = {}
+        for path in glob.glob(os.path.join(ready, "*.ready")):
+            role, pid = os.path.basename(path)[:-len(".ready")].rsplit("-", 1)
+            roles[int(pid)] = role
+        python = dict((pid, roles.get(pid, "other")) for pid in job_python_processes(job_id))
+        problems = []
+        if not set(roles) <= set(python):
+            problems.append("ready processes %s not all in the job's %s" % (sorted(roles), sorted(python)))
+        timings = []
+        for variant, extra in (("shared", []), ("local", ["--local-dir", os.path.join(workdir, "local")])):
+            out_dir = os.path.join(workdir, "out-" + variant)
+            started = time.time()
+            result = subprocess.run([coreanalyze, "collect", "--srun", job_id, "-o", out_dir,
+                                     "--no-triage"] + extra,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    timeout=test_collect.RUN_TIMEOUT, env=slurm.environment)
+            timings.append(time.time() - started)
+            err = result.stderr.decode(errors="replace")
+            if result.returncode != 0:
+                problems.append("%s: exit code %d: %s" % (variant, result.returncode, err))
+            problems += test_collect.check_node_dir(os.path.join(out_dir, "localhost"), python, [],
+                                                    [], "%s localhost" % variant)
+            top_path = os.path.join(out_dir, "manifest.json")
+            top = json.load(open(top_path)) if os.path.exists(top_path) else {"nodes": {}, "missing_nodes": []}
+            if list(top["nodes"]) != ["localhost"] or top["missing_nodes"]:
+                problems.append("%s: top manifest: nodes %s, missing %s" % (
+                    variant, list(top["nodes"]), top["missing_nodes"]))
+            if variant == "local" and not glob.glob(os.path.join(workdir, "local", "localhost", "*.json")):
+                problems.append("--local-dir: nothing written on the node's own directory")
+            if glob.glob(os.path.join(out_dir, ".*.tar")):
+                problems.append("%s: tar files left in %s" % (variant, out_dir))
+        problems += test_collect.not_stopped(list(python))
+        seconds = max(timings)
+        return problems, seconds, len(python)
+    finally:
+        slurm.run(["scancel", job_id], check=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    args = parser.parse_args()
+    results = Results()
+    missing = [tool for tool in ("slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontrol")
+               if shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None]
+    if missing:
+        print("SKIP slurm: %s not installed (scripts/install-deps --slurm)" % ", ".join(missing))
+        return SKIP
+    if os.geteuid() != 0:
+        print("SKIP slurm: slurmd must run as root to launch the test job's tasks")
+        return SKIP
+    installed = list(interpreters.each_installed(test_collect.NAMES, results))
+    if not installed:
+        return results.finish(skip_when_none_ran=True)
+    name, interpreter = installed[0]
+    workdir = tempfile.mkdtemp(prefix="hangpy-slurm-")
+    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+    slurm = Slurm(workdir)
+    try:
+        version = slurm.run(["sinfo", "--version"], check=False).strip()
+        why_not = slurm.start()
+        if why_not:
+            print("SKIP slurm: " + why_not)
+            return SKIP
+        problems, seconds, count = srun_case(args.coreanalyze, interpreter.executable, workdir, slurm)
+        results.check("%s %s: collect --srun JOBID (srun --overlap; shared DIR and --local-dir), "
+                      "%d Python processes, at most %.2f s"
+                      % (name, version, count, seconds), problems)
+    except (RuntimeError, subprocess.TimeoutExpired) as error:
+        results.check("slurm", [str(error)])
+    finally:
+        slurm.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results.finish(skip_when_none_ran=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
