@@ -150,18 +150,25 @@ Expected<std::vector<std::string>> read_initial_environment(
     return make_error(ErrorKind::kNotFound,
                       fmt::format("the auxv is not on the stack below AT_EXECFN (0x{:x})", *execfn));
   }
-  const uint64_t low = window.low();
   auto malformed = [](uint64_t address, const char* what) {
     return make_error(ErrorKind::kCorrupt, fmt::format("the initial stack's {} is malformed", what),
                       address);
   };
-  if (*auxv_address < low + 16 || window.word(*auxv_address - 8) != 0)
+  // The arrays lie below the auxv, which may start right at the window's low end (the auxv at
+  // the top of a page, envp in the page below): the window grows to cover each word read.
+  auto covers = [&window](uint64_t address) {
+    while (address < window.low()) {
+      if (!window.grow(kSearchStep)) return false;
+    }
+    return true;
+  };
+  if (!covers(*auxv_address - 16) || window.word(*auxv_address - 8) != 0)
     return malformed(*auxv_address, "environment array");
   // envp[], read downward from its NULL to argv's NULL.
   std::vector<uint64_t> environment;
   uint64_t cursor = *auxv_address - 16;
   for (;; cursor -= 8) {
-    if (cursor < low || environment.size() > kMaxEntries) return malformed(cursor, "environment array");
+    if (!covers(cursor) || environment.size() > kMaxEntries) return malformed(cursor, "environment array");
     const uint64_t pointer = window.word(cursor);
     if (pointer == 0) break;
     if (pointer <= *auxv_address || pointer >= *execfn) return malformed(cursor, "environment array");
@@ -170,7 +177,7 @@ Expected<std::vector<std::string>> read_initial_environment(
   // argv[], down to argc.
   size_t arguments = 0;
   for (cursor -= 8;; cursor -= 8, ++arguments) {
-    if (cursor < low || arguments > kMaxEntries) return malformed(cursor, "argument array");
+    if (!covers(cursor) || arguments > kMaxEntries) return malformed(cursor, "argument array");
     const uint64_t word = window.word(cursor);
     if (word == arguments) break;
     if (word <= *auxv_address || word >= *execfn) return malformed(cursor, "argument array");

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,7 +170,10 @@ struct InitialStack {
   uint64_t argc_address = 0;
   std::vector<uint64_t> environment_pointers;
 
-  InitialStack(const std::vector<std::string>& argv, const std::vector<std::string>& envp) {
+  // `auxv_at`: where the auxv goes instead of just below the strings (the strings must stay above
+  // its end).
+  InitialStack(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+               std::optional<uint64_t> auxv_at = std::nullopt) {
     memory.map(kStackLow, kStackSize);
     uint64_t top = kStackLow + kStackSize - 8;
     auto push_string = [&](const std::string& text) {
@@ -186,6 +190,7 @@ struct InitialStack {
             {AT_CLKTCK, 100}, {AT_PHDR, 0x400040}, {AT_EXECFN, execfn}, {AT_PLATFORM, top - 16}};
     uint64_t at = (top - 64) & ~uint64_t{15};
     at -= 16 * (auxv.size() + 1);
+    if (auxv_at) at = *auxv_at;
     const uint64_t auxv_address = at;
     for (const auto& [key, value] : auxv) {
       memory.put<uint64_t>(at, key);
@@ -206,6 +211,17 @@ const KeepVariable kKeepLabels = [](std::string_view name) { return report::is_l
 TEST(InitialEnvironment, ReadsTheKeptEntriesInOrder) {
   InitialStack stack({"python3", "train.py"},
                      {"PATH=/usr/bin", "RANK=3", "API_TOKEN=hunter2", "WORLD_SIZE=8", "HOME=/root"});
+  auto entries = read_initial_environment(stack.memory, stack.auxv, kKeepLabels);
+  ASSERT_TRUE(entries) << entries.error().describe();
+  EXPECT_EQ(*entries, (std::vector<std::string>{"RANK=3", "WORLD_SIZE=8"}));
+}
+
+// Seen on a real 3.13 kernel core: the auxv 8 bytes into AT_EXECFN's page, so the first window
+// (that page) held it but not envp, which lies in the page below.
+TEST(InitialEnvironment, ArraysInThePageBelowTheAuxvAreRead) {
+  const uint64_t execfn_page = (kStackLow + kStackSize - 1) & ~uint64_t{4095};
+  InitialStack stack({"python3", "train.py"}, {"PATH=/usr/bin", "RANK=3", "WORLD_SIZE=8"},
+                     execfn_page + 8);
   auto entries = read_initial_environment(stack.memory, stack.auxv, kKeepLabels);
   ASSERT_TRUE(entries) << entries.error().describe();
   EXPECT_EQ(*entries, (std::vector<std::string>{"RANK=3", "WORLD_SIZE=8"}));
