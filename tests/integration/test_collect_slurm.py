@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -200,7 +201,44 @@ def srun_case(coreanalyze, python, workdir, slurm):
         seconds = max(timings)
         return problems, seconds, len(python)
     finally:
-        slurm.run(["scancel", job_id], check=False)
+        end_job(slurm, job_id, workdir)
+
+
+def end_job(slurm, job_id, workdir):
+    """scancel, then wait for slurmd to end the job's tasks before the daemons stop: a job still
+    running when slurmd goes leaves its slurmstepd and Python processes behind (which later
+    `collect --name` runs would pick up). What is left after the wait is killed."""
+    slurm.run(["scancel", job_id], check=False)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if not job_python_processes(job_id) and not slurm.run(
+                ["squeue", "-h", "-j", job_id], check=False).strip():
+            break
+        time.sleep(0.2)
+    for pid in job_python_processes(job_id) + slurm_step_daemons(workdir):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def slurm_step_daemons(workdir):
+    """pids of the slurmstepd processes of this test's SLURM (their environment names its
+    slurm.conf under `workdir`)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                if not handle.read().startswith(b"slurmstepd"):
+                    continue
+            with open("/proc/%s/environ" % entry, "rb") as handle:
+                if workdir.encode() in handle.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def main():
@@ -237,8 +275,30 @@ def main():
         results.check("slurm", [str(error)])
     finally:
         slurm.stop()
+        time.sleep(0.5)
+        left = [pid for pid in all_pids() if workdir.encode() in cmdline_of(pid)]
+        if left:
+            results.check("no process of the test job left after SLURM stopped",
+                          ["left running: %r" % sorted(left)])
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         shutil.rmtree(workdir, ignore_errors=True)
     return results.finish(skip_when_none_ran=True)
+
+
+def all_pids():
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def cmdline_of(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 if __name__ == "__main__":
