@@ -46,13 +46,14 @@ def main():
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     workers = []
+    cache_lock.acquire()  # the arbiter fills the cache while it forks the workers
     for worker in range(WORKERS):
-        with cache_lock:
-            pid = os.fork()
+        pid = os.fork()
         if pid == 0:
             serve(listener, ready_dir, worker)
             os._exit(0)
         workers.append(pid)
+    cache_lock.release()
     ready(ready_dir, "arbiter")
     for pid in workers:
         os.waitpid(pid, 0)
