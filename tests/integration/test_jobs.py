@@ -240,9 +240,14 @@ def torchrun_case(results, coreanalyze, workdir):
         if glob.glob(os.path.join(cores_dir, "n", ".*")):
             problems.append("temporary files left: %s" % glob.glob(os.path.join(cores_dir, "n", ".*")))
         document, _, more, seconds = triage(coreanalyze, cores)
-        # A snapshot keeps no page of the environment (by design: it may hold secrets), so the
-        # cores alone do not know the ranks: the odd one goes by its PID.
-        problems += more + verdict_problems(document, ["PID %d)" % odd_pid] + wants[1:], odd_pid, len(cores))
+        # A snapshot keeps no page of the environment (it may hold secrets), but a note of the
+        # rank labels: the cores alone name rank 5 (a core knows no host name).
+        problems += more + verdict_problems(document, ["rank %d (PID %d)" % (TORCHRUN_ODD, odd_pid)] + wants[1:],
+                                            odd_pid, len(cores))
+        if document is not None:
+            if any(p["rank"] is None for p in document["processes"] if p["pid"] != job.pid):
+                problems.append("ranks without their RANK label in the snapshot cores: %s"
+                                % [(p["pid"], p["rank"]) for p in document["processes"]])
         results.check("torchrun 8 ranks: collect --cores snapshot (%.1f s, %.1f MB) + triage of "
                       "the cores (%.2f s): %s" % (collect_seconds, sum(map(os.path.getsize, cores)) / 1e6,
                                                   seconds, document["verdict"] if document else ""), problems)
