@@ -86,9 +86,17 @@ std::optional<std::string> why_skipped(const ProcessEntry& entry) {
   return std::nullopt;
 }
 
+std::string snapshot_name(int pid) { return fmt::format("{}.snapshot.core", pid); }
+
+// --cores snapshot: the same run writes the JSON and the snapshot core (the pages it read while
+// the process was stopped), so the process is stopped once and no whole core touches the disk.
 std::vector<std::string> analysis_command(const CollectOptions& options, const std::string& self,
-                                          int pid) {
+                                          const fs::path& node_dir, int pid) {
   std::vector<std::string> argv{self, "--pid", std::to_string(pid), "--json"};
+  if (options.cores == CoreKind::kSnapshot) {
+    argv.push_back("--snapshot");
+    argv.push_back((node_dir / snapshot_name(pid)).string());
+  }
   if (options.native) argv.push_back("--native");
   if (options.nonblocking) argv.push_back("--nonblocking");
   if (options.max_stop_ms) {
@@ -115,7 +123,7 @@ void take_stacks(const CollectOptions& options, const std::string& self, const f
   for (Collected& process : processes) {
     if (process.skipped) continue;
     const std::string file = fmt::format("{}.json", process.entry.pid);
-    commands.push_back({analysis_command(options, self, process.entry.pid),
+    commands.push_back({analysis_command(options, self, node_dir, process.entry.pid),
                         (node_dir / file).string(), true});
     order.push_back(&process);
   }
@@ -128,6 +136,14 @@ void take_stacks(const CollectOptions& options, const std::string& self, const f
     process.seconds = result.seconds;
     std::error_code ignored;
     const bool has_output = fs::file_size(file, ignored) > 0 && !ignored;
+    if (options.cores == CoreKind::kSnapshot) {
+      const std::string snapshot = snapshot_name(process.entry.pid);
+      std::error_code missing;
+      if (fs::file_size(node_dir / snapshot, missing) > 0 && !missing)
+        process.core_file = snapshot;
+      else if (result.started && !result.timed_out && has_output)
+        process.errors.push_back("no snapshot core: " + trimmed(result.errors));
+    }
     // 5: printed, but some stacks partial; the JSON says which.
     if (result.started && !result.timed_out && (result.exit_code == kExitSuccess ||
                                                 result.exit_code == kExitPartial) && has_output) {
@@ -178,10 +194,8 @@ uint64_t free_bytes(const fs::path& directory) {
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.0f} MB", bytes / 1e6); }
 
-// One core at a time (they are large): gcore writes the whole core; --cores snapshot keeps only
-// what coreanalyze reads of it (--snapshot), a few MB, and removes the whole one.
-void take_core(const CollectOptions& options, const std::string& self, const fs::path& node_dir,
-               Collected& process) {
+// --cores full: one core at a time (they are large), written by gcore.
+void take_core(const CollectOptions& options, const fs::path& node_dir, Collected& process) {
   const int pid = process.entry.pid;
   const uint64_t needed = estimated_core_bytes(pid);
   const uint64_t available = free_bytes(node_dir);
@@ -205,21 +219,10 @@ void take_core(const CollectOptions& options, const std::string& self, const fs:
     process.errors.push_back("no core taken: " + why);
     return;
   }
-  if (options.cores == CoreKind::kFull) {
-    const std::string name = fmt::format("{}.core", pid);
-    fs::rename(whole, node_dir / name, ignored);
-    if (ignored) process.errors.push_back("core not kept: " + ignored.message());
-    else process.core_file = name;
-    return;
-  }
-  const std::string name = fmt::format("{}.snapshot.core", pid);
-  ChildResult snapshot = run_child({{self, whole.string(), "--json", "--snapshot",
-                                     (node_dir / name).string()}, "/dev/null", true}, limit);
-  fs::remove(whole, ignored);
-  if (snapshot.exit_code == kExitSuccess || snapshot.exit_code == kExitPartial)
-    process.core_file = name;
-  else
-    process.errors.push_back("no snapshot core: " + trimmed(snapshot.errors));
+  const std::string name = fmt::format("{}.core", pid);
+  fs::rename(whole, node_dir / name, ignored);
+  if (ignored) process.errors.push_back("core not kept: " + ignored.message());
+  else process.core_file = name;
 }
 
 nlohmann::json process_json(const Collected& process) {
@@ -270,9 +273,9 @@ NodeCollection collect_on_this_node(const CollectOptions& options, const std::st
     processes.push_back(std::move(process));
   }
   take_stacks(options, self, node_dir, processes);
-  if (options.cores != CoreKind::kNone) {
+  if (options.cores == CoreKind::kFull) {
     for (Collected& process : processes)
-      if (!process.skipped) take_core(options, self, node_dir, process);
+      if (!process.skipped) take_core(options, node_dir, process);
   }
 
   size_t taken = 0, failed = 0, refused = 0, skipped = 0, cores_missing = 0;

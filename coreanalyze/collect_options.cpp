@@ -31,9 +31,9 @@ po::options_description collect_visible_options() {
        "the processes of SLURM job JOBID on this node (its environment or its cgroup); the "
        "default inside a job ($SLURM_JOB_ID)")
       ("cores", po::value<std::string>()->value_name("KIND"),
-       "also take a core of each Python process with gcore (gdb): 'snapshot' keeps a small "
-       "snapshot core (what the analysis reads), 'full' the whole core; free disk space is "
-       "checked first (default: none, only JSON stacks)")
+       "also keep a core of each Python process: 'snapshot' a small snapshot core of what the "
+       "analysis read, written by the same run as the JSON; 'full' the whole core, with gcore "
+       "(gdb), free disk space checked first (default: none, only JSON stacks)")
       ("native", "also unwind native stacks (coreanalyze --native)")
       ("nonblocking", "read the processes without stopping them (coreanalyze --nonblocking)")
       ("max-stop", po::value<std::string>()->value_name("MS"),

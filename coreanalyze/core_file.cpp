@@ -157,6 +157,10 @@ void CoreFile::read_notes() {
 }
 
 void CoreFile::read_note(const symbols::ElfNote& note) {
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotLabelsNoteType) {
+    snapshot_labels_ = std::string(reinterpret_cast<const char*>(note.desc.data()), note.desc.size());
+    return;
+  }
   if (symbols::is_snapshot_symbols_note(note)) {
     snapshot_symbols_ = symbols::decode_snapshot_symbols(note.desc);
     if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");

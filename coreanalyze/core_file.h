@@ -89,6 +89,9 @@ class CoreFile {
   // "page size" is only the unit of its file offsets: the kernel writes 4096, gdb's gcore 1.)
   uint64_t page_size() const { return page_size_; }
 
+  // The label variables a snapshot core carries, NUL-separated "NAME=value" entries
+  // (symbols::kSnapshotLabelsNoteType); absent in other cores and older snapshots.
+  const std::optional<std::string>& snapshot_labels() const { return snapshot_labels_; }
   // The symbol addresses a snapshot core carries (coreanalyze --snapshot); absent in other cores.
   const std::optional<std::map<std::string, uint64_t>>& snapshot_symbols() const {
     return snapshot_symbols_;
@@ -143,6 +146,7 @@ class CoreFile {
   std::vector<FileMapping> file_mappings_;
   uint64_t page_size_ = 4096;
   std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
+  std::optional<std::string> snapshot_labels_;
   std::optional<std::string> truncation_;
   bool notes_cut_ = false;
   std::vector<std::string> warnings_;

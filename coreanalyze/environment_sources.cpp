@@ -27,6 +27,12 @@ report::Environment kept(const std::vector<std::string>& entries) {
 report::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped) {
   report::ProcessEnvironment environment;
   environment.system_host = unwrapped.saved_host;
+  // A snapshot says its labels itself: its stack holds at most a few pages of the environment.
+  if (const auto& labels = target.core().snapshot_labels()) {
+    environment.variables = report::label_variables_of_text(*labels);
+    environment.source = "snapshot note";
+    return environment;
+  }
   const KeepVariable keep = [](std::string_view name) { return report::is_label_variable(name); };
   // The target's own memory, not a recording of it: a snapshot (--snapshot) never holds the
   // environment's pages.

@@ -134,18 +134,18 @@ std::string snapshot_path_for(const CommandLine& line, int pid) {
 // files (through /proc/PID/root) are never overwritten.
 Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& live,
                                    const RecordingTarget& recording,
-                                   const StoppedProcess* stopped) {
+                                   const StoppedProcess* stopped,
+                                   const report::Environment& labels) {
   std::vector<std::string> process_files{fmt::format("/proc/{}/exe", live.process().pid)};
   for (const cpython::MappedModule& module : live.modules()) {
     if (auto file = live.module_file(module.path)) process_files.push_back(*file);
   }
   if (auto ok = check_not_an_input(path, process_files); !ok) return ok;
   static const std::vector<StoppedProcess::RegisterSet> kNoRegisters;
-  return write_snapshot(path,
-                        live_snapshot_process(live.process(),
-                                              stopped ? stopped->register_sets() : kNoRegisters,
-                                              live.threads()),
-                        recording);
+  SnapshotProcess process = live_snapshot_process(
+      live.process(), stopped ? stopped->register_sets() : kNoRegisters, live.threads());
+  process.label_variables = labels;
+  return write_snapshot(path, process, recording);
 }
 
 // One process: its report printed (text) or added to `documents` (--json).
@@ -227,7 +227,9 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::string snapshot_path;
   if (line.snapshot_path) {
     snapshot_path = snapshot_path_for(line, pid);
-    if (auto written = write_live_snapshot(snapshot_path, live, recording, stopped.get()); !written)
+    if (auto written = write_live_snapshot(snapshot_path, live, recording, stopped.get(),
+                                               input.environment.variables);
+        !written)
       snapshot_error = written.error();
   }
   if (line.json) {

@@ -97,10 +97,13 @@ std::vector<std::string> files_read(const CommandLine& line, const CoreTarget& t
 
 Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarget& target,
                                         const RecordingTarget& recording,
-                                        const cpython::ProcessStacks& stacks) {
+                                        const cpython::ProcessStacks& stacks,
+                                        const report::Environment& labels) {
   const std::string& path = *line.snapshot_path;
   if (auto ok = check_not_an_input(path, files_read(line, target, stacks)); !ok) return ok;
-  return write_snapshot(path, snapshot_process_of(target.core()), recording);
+  SnapshotProcess process = snapshot_process_of(target.core());
+  process.label_variables = labels;
+  return write_snapshot(path, process, recording);
 }
 
 }  // namespace
@@ -188,7 +191,9 @@ int main(int argc, char** argv) {
   // the same.
   std::optional<Error> snapshot_error;
   if (line.snapshot_path) {
-    if (auto written = write_requested_snapshot(line, **target, recording, *stacks); !written)
+    if (auto written = write_requested_snapshot(line, **target, recording, *stacks,
+                                                input.environment.variables);
+        !written)
       snapshot_error = written.error();
   }
   Findings found;

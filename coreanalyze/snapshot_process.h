@@ -14,6 +14,7 @@
 
 #include "coreanalyze/core_file.h"
 #include "cpython/target.h"
+#include "report/process_labels.h"
 
 namespace hangpy::coreanalyze {
 
@@ -24,6 +25,8 @@ struct SnapshotProcess {
   std::vector<FileMapping> file_mappings;
   // PF_R | PF_W | PF_X of the mapping holding an address (PF_R when unknown).
   std::function<uint32_t(uint64_t)> protection_at;
+  // The label variables of its environment (symbols::kSnapshotLabelsNoteType), none of the rest.
+  report::Environment label_variables;
 };
 
 // The process as a core recorded it (`core` must outlive the result).

@@ -96,6 +96,15 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   append_note(notes, "CORE", NT_FILE, files);
   append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSymbolsNoteType,
               symbols::encode_snapshot_symbols(recorded.symbols()));
+  if (!process.label_variables.empty()) {
+    std::vector<std::byte> labels;
+    for (const auto& [name, value] : process.label_variables) {
+      const std::string entry = name + "=" + value;
+      auto bytes = std::as_bytes(std::span(entry.c_str(), entry.size() + 1));
+      labels.insert(labels.end(), bytes.begin(), bytes.end());
+    }
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotLabelsNoteType, labels);
+  }
   return notes;
 }
 

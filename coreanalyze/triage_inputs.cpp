@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "coreanalyze/input_format.h"
 
@@ -25,6 +28,50 @@ bool looks_like_json(const std::string& path) {
     return c == '{' || c == '[';
   }
   return false;
+}
+
+// `coreanalyze collect` writes DIR/manifest.json ("nodes") and DIR/NODE/manifest.json
+// ("collector_pid", "processes"): descriptions of the collection, not stacks of a process.
+// Returns the parsed manifest when `path` is one of them.
+std::optional<nlohmann::json> collector_manifest(const fs::path& path) {
+  if (path.filename() != "manifest.json") return std::nullopt;
+  std::ifstream file(path);
+  nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
+  if (!document.is_object() || document.contains("threads")) return std::nullopt;
+  if (document.contains("nodes") || document.contains("collector_pid")) return document;
+  return std::nullopt;
+}
+
+// With --cores snapshot or full, a node's directory holds a JSON result and a core of each
+// process: the same process twice. The cores whose process has a JSON result are left out (the
+// JSON is the same analysis, and already made); a core given by name is always read.
+void drop_cores_with_json(const std::vector<std::string>& files, std::vector<std::string>& kept,
+                          std::vector<std::string>& notes) {
+  std::set<std::string> dropped;
+  size_t manifests = 0;
+  for (const std::string& file : files) {
+    auto manifest = collector_manifest(file);
+    if (!manifest) continue;
+    dropped.insert(file);
+    ++manifests;
+    const auto processes = manifest->find("processes");
+    if (processes == manifest->end() || !processes->is_array()) continue;
+    const fs::path node_dir = fs::path(file).parent_path();
+    for (const nlohmann::json& process : *processes) {
+      const auto json = process.find("json");
+      const auto core = process.find("core");
+      if (json == process.end() || core == process.end() || !json->is_string() || !core->is_string())
+        continue;
+      if (fs::exists(node_dir / json->get<std::string>()))
+        dropped.insert((node_dir / core->get<std::string>()).string());
+    }
+  }
+  for (const std::string& file : files)
+    if (!dropped.count(file)) kept.push_back(file);
+  const size_t cores = dropped.size() - manifests;
+  if (cores > 0)
+    notes.push_back(fmt::format("{} core(s) not read: their processes' JSON results are (name "
+                                "the cores to read them instead)", cores));
 }
 
 Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool in_directory,
@@ -52,8 +99,10 @@ Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool 
     }
     if (error) return make_error(ErrorKind::kIo, fmt::format("{}: {}", path, error.message()));
     std::sort(files.begin(), files.end());
+    std::vector<std::string> kept;
+    drop_cores_with_json(files, kept, notes);
     std::vector<TriageInput> inputs;
-    for (const std::string& file : files) {
+    for (const std::string& file : kept) {
       auto found = inputs_of_path(file, true, notes);
       if (!found) return found;
       inputs.insert(inputs.end(), found->begin(), found->end());

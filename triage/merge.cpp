@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -140,6 +141,22 @@ void classify(Triage& triage) {
   for (size_t p = 0; p < class_of.size(); ++p) triage.class_of[p] = new_index[class_of[p]];
 }
 
+// A plain process forked by another plain process of the inputs (a pre-fork server's workers
+// under their arbiter, a script's os.fork children) is its "child": the parent and its children
+// do different work, and an arbiter must not be taken for the odd worker. A rank's children keep
+// their own roles (DataLoader worker...), told from their stacks.
+void mark_children(Triage& triage) {
+  std::set<std::pair<std::string, int64_t>> plain_parents;
+  for (const ProcessRecord& process : triage.processes)
+    if (process.labels.pid && process.labels.role == "process")
+      plain_parents.insert({process.labels.host.value_or(""), *process.labels.pid});
+  for (ProcessRecord& process : triage.processes) {
+    if (process.labels.role != "process" || !process.labels.ppid) continue;
+    if (plain_parents.count({process.labels.host.value_or(""), *process.labels.ppid}))
+      process.labels.role = "child";
+  }
+}
+
 }  // namespace
 
 const std::vector<Frame>& stack_frames(const ThreadRecord& thread, bool native) {
@@ -166,6 +183,7 @@ Triage merge(std::vector<ProcessRecord> processes) {
   Interner interner(triage);
   for (const ProcessRecord& process : triage.processes)
     triage.folded.push_back(fold_threads(process, triage.native, interner));
+  mark_children(triage);
   build_tree(triage);
   classify(triage);
   triage.verdict = decide_verdict(triage);

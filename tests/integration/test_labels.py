@@ -8,8 +8,9 @@ real processes of the interpreters present:
   /proc/PID/environ live), role "training rank", its parent; the secret's name and value appear
   nowhere in the output, text or JSON;
 - the same core in an ABRT directory and an apport report: the core's own environment wins over
-  the wrapper's; a snapshot of the core (which never holds the environment) takes it from the
-  ABRT `environ` and `hostname` items, or apport's ProcEnviron;
+  the wrapper's; a snapshot of the core holds none of the environment's pages but a note of the
+  rank labels (never the secret), which wins over the wrapper's too; a snapshot without that note
+  takes them from the ABRT `environ` and `hostname` items, or apport's ProcEnviron;
 - `tree` (3.8 on): the main process (training rank), a 'spawn' child and a 'fork' child (child),
   multiprocessing's resource_tracker (resource_tracker), each with its parent, by --pid and, for
   the resource_tracker, by gcore (its command line cut at 80 bytes in the core: its stack tells);
@@ -184,6 +185,23 @@ def check_environment(coreanalyze, label, interpreter, results):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+# symbols/snapshot_note.h: the note "HANGPY" of type 0x48505902 holds a snapshot's rank labels.
+LABELS_NOTE = (0x48505902).to_bytes(4, "little") + b"HANGPY\0"
+UNKNOWN_NOTE = (0x485059FF).to_bytes(4, "little") + b"HANGPY\0"
+
+
+def without_labels_note(snapshot, path):
+    """A copy of `snapshot` whose labels note has a type no reader knows (as an older snapshot,
+    which had none)."""
+    with open(snapshot, "rb") as stream:
+        data = stream.read()
+    if data.count(LABELS_NOTE) != 1:
+        raise cores.CoreError("%s: %d labels notes" % (snapshot, data.count(LABELS_NOTE)))
+    with open(path, "wb") as stream:
+        stream.write(data.replace(LABELS_NOTE, UNKNOWN_NOTE))
+    return path
+
+
 def check_wrappers(coreanalyze, label, core, pid, workdir, results):
     """ABRT and apport: the core's environment first, the wrapper's where the core has none."""
     w = lambda name: os.path.join(workdir, name)  # noqa: E731
@@ -204,12 +222,28 @@ def check_wrappers(coreanalyze, label, core, pid, workdir, results):
         results.report("FAIL", "%s: snapshot" % label, [err.strip()[-400:]])
         return
     problems = []
+    process, text = process_of(coreanalyze, snapshot, problems)
+    check_labels(process, text, "snapshot note", "node-from-env", process and process.get("ppid"), problems)
+    results.check("%s: snapshot core holds the rank labels only (its own note)" % label, problems)
+
+    # The core's own labels win over a wrapper's, a snapshot's note as a core's initial stack.
+    abrt = test_inputs.make_abrt_directory(snapshot, proc, w("ccpp-snapshot-labelled"))
+    problems = []
+    process, _ = process_of(coreanalyze, abrt, problems)
+    if process is not None and (process["labels"]["rank"], process["environment_source"]) != (3, "snapshot note"):
+        problems.append("want the snapshot's own rank 3 from its note, got %r from %r"
+                        % (process["labels"]["rank"], process["environment_source"]))
+    results.check("%s: ABRT directory of a snapshot: the snapshot's labels first" % label, problems)
+
+    # A snapshot without the note (of an older hangpy): no environment of its own, the wrapper's.
+    snapshot = without_labels_note(snapshot, w("snapshot-without-labels.core"))
+    problems = []
     process, _ = process_of(coreanalyze, snapshot, problems)
     if process is not None and (process["environment"] or process["environment_source"] is not None
                                 or process["labels"]["rank"] is not None):
-        problems.append("a snapshot holds an environment: %r from %r" % (process["environment"],
-                                                                        process["environment_source"]))
-    results.check("%s: snapshot core holds no environment" % label, problems)
+        problems.append("a snapshot without its note holds an environment: %r from %r"
+                        % (process["environment"], process["environment_source"]))
+    results.check("%s: snapshot core without the labels note holds no environment" % label, problems)
 
     abrt = test_inputs.make_abrt_directory(snapshot, proc, w("ccpp-snapshot"))
     with open(os.path.join(abrt, "hostname"), "w") as stream:

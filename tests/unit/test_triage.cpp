@@ -185,6 +185,34 @@ TEST(TriageVerdict, RolesAreComparedApart) {
             std::string::npos) << triage.verdict.text;
 }
 
+// A pre-fork server: the parent and its 4 forked workers are all plain processes; the parent is
+// no odd worker, the one worker elsewhere is.
+TEST(TriageVerdict, ForkedChildrenAreComparedApartFromTheirParent) {
+  std::vector<ProcessRecord> records = job(5, {4}, false);
+  records[0].labels.ppid = 1;
+  records[0].threads.resize(1);
+  records[0].threads[0].python_frames = {Frame{Frame::Kind::kPython, "main", "/srv/server.py", 58}};
+  for (int i = 1; i < 5; ++i) records[i].labels.ppid = 1000;
+  for (ProcessRecord& record : records) record.labels.role = "process";
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers) << triage.verdict.text;
+  EXPECT_EQ(triage.processes[1].labels.role, "child");
+  EXPECT_EQ(triage.processes[0].labels.role, "process");
+  for (size_t c = 0; c < triage.classes.size(); ++c) {
+    const bool has_parent = std::find(triage.classes[c].processes.begin(), triage.classes[c].processes.end(), 0) !=
+                            triage.classes[c].processes.end();
+    const bool has_odd = std::find(triage.classes[c].processes.begin(), triage.classes[c].processes.end(), 4) !=
+                         triage.classes[c].processes.end();
+    if (has_parent) {
+      EXPECT_FALSE(triage.classes[c].outlier);
+    }
+    if (has_odd) {
+      EXPECT_TRUE(triage.classes[c].outlier);
+    }
+  }
+  EXPECT_NE(triage.verdict.text.find("(3/4) [child] in `all_reduce`"), std::string::npos) << triage.verdict.text;
+}
+
 TEST(TriageVerdict, DeadlocksInsideTheProcessesCarryIn) {
   std::vector<ProcessRecord> records = job(4, {3});
   for (ProcessRecord& record : records) record.deadlocks = {"deadlock: thread \"a\" waits for ..."};

@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""Integration test: whole hung jobs of real processes on this machine, collected and triaged
+(issue 11), with Debian's python3-torch (gloo backend on loopback):
+
+- torchrun --standalone --nproc_per_node=8, rank 5 given one batch fewer
+  (tests/programs/job_allreduce_hang.py): `coreanalyze collect --pid AGENT -o DIR` then
+  `coreanalyze triage DIR` (the collector's manifest.json files are no inputs), `triage --pid`
+  of the same processes (live), and `collect --cores snapshot` then triage of the snapshot cores:
+  the verdict is the first line, names rank 5 and the line where it waits, and 7/8 in
+  `all_reduce`; the torchrun agent is no odd rank; --json says the same; --html (self-contained,
+  and a headless Chromium screenshot that is not blank), --svg and --dot are written;
+- torch.multiprocessing.spawn with 4 ranks, rank 1 given one batch fewer: the verdict names
+  that process by PID (spawned ranks have no RANK in their environment) and its place, 3/4 in
+  `all_reduce`;
+- a DataLoader with 3 workers, worker 1 waiting on an Event nobody sets
+  (job_dataloader_hang.py): the verdict names that DataLoader worker by PID and its place;
+- a pre-fork server of 4 workers (prefork_server.py; os.fork, as gunicorn does), worker 2 stuck
+  on a lock: the verdict names that worker by PID and its place.
+
+Every process started runs in a session of its own, killed as a whole; cores are deleted.
+Exit status: 0 passed, 1 failed, 77 python3-torch (or Debian's python3) is not installed.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import Results, SKIP  # noqa: E402
+import test_triage  # noqa: E402  (png_is_blank, the Chromium screenshot)
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
+PYTHON = "/usr/bin/python3"  # Debian's, which python3-torch is built for
+RUN_TIMEOUT = 180
+START_TIMEOUT = 180  # every rank imports torch (2 cores for 8 ranks) and meets the others
+SETTLE_SECONDS = 1.0  # from a ready file to the call it announces
+TORCHRUN_RANKS, TORCHRUN_ODD = 8, 5
+SPAWN_RANKS, SPAWN_ODD = 4, 1
+DATALOADER_STUCK = 1
+PREFORK_STUCK = 2
+
+
+def marker_line(program, marker):
+    """The line number of the line of `program` that holds `marker` (the ground truth)."""
+    with open(os.path.join(PROGRAMS, program)) as source:
+        for number, line in enumerate(source, 1):
+            if "# " + marker in line:
+                return number
+    raise RuntimeError("%s has no line marked %s" % (program, marker))
+
+
+class Job(object):
+    """A program running in a session of its own; its ready files say which process is which."""
+
+    def __init__(self, argv, workdir, name):
+        self.ready_dir = os.path.join(workdir, name + "-ready")
+        os.makedirs(self.ready_dir)
+        self.log = open(os.path.join(workdir, name + ".log"), "wb")
+        environment = dict(os.environ, OMP_NUM_THREADS="1")
+        self.process = subprocess.Popen(argv + [self.ready_dir] if "{ready}" not in argv else
+                                        [self.ready_dir if a == "{ready}" else a for a in argv],
+                                        start_new_session=True, stdout=self.log,
+                                        stderr=subprocess.STDOUT, env=environment)
+        self.pid = self.process.pid
+        self.name = name
+
+    def wait_ready(self, count, timeout=START_TIMEOUT):
+        """{name: pid} once `count` processes have written their ready files."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ready = self.ready()
+            if len(ready) >= count:
+                time.sleep(SETTLE_SECONDS)
+                return self.ready()
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.log.flush()
+        with open(self.log.name, "rb") as log:
+            tail = log.read()[-800:].decode("utf-8", "replace")
+        raise RuntimeError("%s: %d of %d processes ready (exit %s): %s"
+                           % (self.name, len(self.ready()), count, self.process.poll(), tail))
+
+    def ready(self):
+        found = {}
+        for path in glob.glob(os.path.join(self.ready_dir, "*.ready")):
+            name, pid = os.path.basename(path)[:-len(".ready")].rsplit("-", 1)
+            found[name] = int(pid)
+        return found
+
+    def kill(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.process.wait()
+        self.log.close()
+
+
+def run(argv):
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
+    return result.returncode, result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace")
+
+
+def collect(coreanalyze, pid, out_dir, extra=()):
+    """coreanalyze collect --pid PID into out_dir/n: its problems and its seconds."""
+    started = time.time()
+    code, _, err = run([coreanalyze, "collect", "--pid", str(pid), "-o", out_dir, "--node-name", "n",
+                        "--no-triage"] + list(extra))
+    seconds = time.time() - started
+    return ([] if code == 0 else ["collect: exit code %d: %s" % (code, err[-500:])]), seconds
+
+
+def triage(coreanalyze, inputs, pictures=()):
+    """(the --json document, the text's lines, problems, seconds) of `coreanalyze triage`."""
+    problems = []
+    started = time.time()
+    code, out, err = run([coreanalyze, "triage", "--json"] + inputs)
+    seconds = time.time() - started
+    if code != 0:
+        return None, [], ["triage --json %s: exit code %d: %s" % (" ".join(inputs), code, err[-500:])], seconds
+    if "left out" in err or "skipped" in err:
+        problems.append("triage %s left something out: %s" % (" ".join(inputs), err[-500:]))
+    document = json.loads(out)
+    code, out, err = run([coreanalyze, "triage"] + inputs + list(pictures))
+    lines = out.splitlines()
+    if code != 0 or not lines or lines[0] != document["verdict"]:
+        problems.append("text: exit %d, first line %r, not the verdict %r (%s)"
+                        % (code, lines[:1], document["verdict"], err[-300:]))
+    return document, lines, problems, seconds
+
+
+def verdict_problems(document, want_in_verdict, odd_pid, count):
+    """The verdict holds every string of `want_in_verdict`, and exactly one process, `odd_pid`,
+    is in an outlier group; `count` processes were triaged."""
+    if document is None:
+        return []
+    problems = []
+    verdict = document["verdict"]
+    for want in want_in_verdict:
+        if want not in verdict:
+            problems.append("the verdict lacks %r: %s" % (want, verdict))
+    outlier_groups = set(index for index, group in enumerate(document["groups"]) if group["outlier"])
+    outliers = [p["pid"] for p in document["processes"] if p["group"] in outlier_groups]
+    if outliers != [odd_pid]:
+        problems.append("outlier processes %s, not [%d]: %s" % (outliers, odd_pid, verdict))
+    if len(document["processes"]) != count:
+        problems.append("%d processes triaged, not %d" % (len(document["processes"]), count))
+    return problems
+
+
+def pids_of(directory):
+    return sorted(int(os.path.basename(p).split(".")[0])
+                  for p in glob.glob(os.path.join(directory, "n", "*.json")) if os.path.basename(p)[0].isdigit())
+
+
+def pictures_case(results, coreanalyze, directory, workdir):
+    """--html, --svg and --dot of a triage; the page needs nothing from the network and shows
+    something in headless Chromium."""
+    html, svg, dot = (os.path.join(workdir, "job." + ext) for ext in ("html", "svg", "dot"))
+    code, _, err = run([coreanalyze, "triage", directory, "--html", html, "--svg", svg, "--dot", dot])
+    problems = [] if code == 0 else ["exit code %d: %s" % (code, err[-300:])]
+    for path in (html, svg, dot):
+        if not os.path.exists(path) or os.path.getsize(path) == 0:
+            problems.append("%s was not written" % path)
+    if os.path.exists(html):
+        with open(html) as page:
+            text = page.read()
+        for remote in ("src=\"http", "href=\"http", "src='http", "@import", "url(http"):
+            if remote in text:
+                problems.append("the HTML page fetches something: %s" % remote)
+        if "job_allreduce_hang.py" not in text:
+            problems.append("the HTML page does not show the program's frames")
+    if os.path.exists(dot):
+        with open(dot) as graph:
+            if "all_reduce" not in graph.read():
+                problems.append("the DOT graph has no all_reduce")
+    results.check("torchrun 8 ranks: --html, --svg, --dot written", problems)
+    if os.path.exists(html):
+        test_triage.check_html_in_chromium(results, html, workdir)
+
+
+def torchrun_case(results, coreanalyze, workdir):
+    line = marker_line("job_allreduce_hang.py", "ODD-RANK-WAITS")
+    torchrun = shutil.which("torchrun")
+    # Debian's torch 1.13 under Python 3.11 fails with --redirects/--tee at their default "0"
+    # (see test_collect.py): give them other values.
+    job = Job([torchrun, "--standalone", "--nproc_per_node=%d" % TORCHRUN_RANKS, "--redirects", "1",
+               "--tee", "2", "--log_dir", os.path.join(workdir, "torchrun-logs"),
+               os.path.join(PROGRAMS, "job_allreduce_hang.py"), "{ready}", str(TORCHRUN_ODD)],
+              workdir, "torchrun")
+    try:
+        started = time.time()
+        ranks = job.wait_ready(TORCHRUN_RANKS)
+        print("     (torchrun: %d ranks ready in %.1f s)" % (len(ranks), time.time() - started))
+        odd_pid = ranks["rank%d" % TORCHRUN_ODD]
+        wants = ["rank %d (PID %d" % (TORCHRUN_ODD, odd_pid), "job_allreduce_hang.py:%d" % line,
+                 "(7/8) in `all_reduce`"]
+        out_dir = os.path.join(workdir, "torchrun-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        collected = pids_of(out_dir)
+        if job.pid not in collected or not set(ranks.values()) <= set(collected):
+            problems.append("collected %s: want the agent %d and the ranks %s" % (collected, job.pid, sorted(ranks.values())))
+        document, lines, more, seconds = triage(coreanalyze, [out_dir])
+        problems += more + verdict_problems(document, wants, odd_pid, len(collected))
+        if document is not None:
+            agents = [p for p in document["processes"] if p["pid"] == job.pid]
+            if not agents or agents[0].get("role") != "elastic agent":
+                problems.append("the torchrun agent: %s" % agents)
+            # The agent has a part of its own in the verdict, as what it is, not as an odd rank.
+            for part in document["verdict"].split("; "):
+                if "PID %d" % job.pid in part and "[elastic agent]" not in part:
+                    problems.append("the verdict names the agent as no agent: %s" % part)
+        verdict = document["verdict"] if document else ""
+        results.check("torchrun 8 ranks: collect (%.1f s) + triage DIR (%.2f s): %s"
+                      % (collect_seconds, seconds, verdict), problems)
+        if document is not None:
+            print("\n".join("     | " + text for text in lines[:40]))
+
+        document, _, problems, seconds = triage(
+            coreanalyze, ["--pid", ",".join(str(pid) for pid in [job.pid] + sorted(ranks.values()))])
+        problems += verdict_problems(document, wants, odd_pid, TORCHRUN_RANKS + 1)
+        results.check("torchrun 8 ranks: triage --pid (live, %.2f s): %s"
+                      % (seconds, document["verdict"] if document else ""), problems)
+
+        pictures_case(results, coreanalyze, out_dir, workdir)
+
+        cores_dir = os.path.join(workdir, "torchrun-snapshots")
+        problems, collect_seconds = collect(coreanalyze, job.pid, cores_dir, ["--cores", "snapshot"])
+        cores = sorted(glob.glob(os.path.join(cores_dir, "n", "*.snapshot.core")))
+        if len(cores) != len(collected):
+            problems.append("%d snapshot cores, want %d" % (len(cores), len(collected)))
+        if glob.glob(os.path.join(cores_dir, "n", ".*")):
+            problems.append("temporary files left: %s" % glob.glob(os.path.join(cores_dir, "n", ".*")))
+        document, _, more, seconds = triage(coreanalyze, cores)
+        # A snapshot keeps no page of the environment (it may hold secrets), but a note of the
+        # rank labels: the cores alone name rank 5 (a core knows no host name).
+        problems += more + verdict_problems(document, ["rank %d (PID %d)" % (TORCHRUN_ODD, odd_pid)] + wants[1:],
+                                            odd_pid, len(cores))
+        if document is not None:
+            if any(p["rank"] is None for p in document["processes"] if p["pid"] != job.pid):
+                problems.append("ranks without their RANK label in the snapshot cores: %s"
+                                % [(p["pid"], p["rank"]) for p in document["processes"]])
+        results.check("torchrun 8 ranks: collect --cores snapshot (%.1f s, %.1f MB) + triage of "
+                      "the cores (%.2f s): %s" % (collect_seconds, sum(map(os.path.getsize, cores)) / 1e6,
+                                                  seconds, document["verdict"] if document else ""), problems)
+        # The directory holds a JSON and a snapshot core of each process: each process once.
+        document, _, problems, seconds = triage(coreanalyze, [cores_dir])
+        problems += verdict_problems(document, wants, odd_pid, len(collected))
+        results.check("torchrun 8 ranks: triage of a --cores snapshot directory (%.2f s)" % seconds, problems)
+        shutil.rmtree(cores_dir, ignore_errors=True)
+    finally:
+        job.kill()
+
+
+def spawn_case(results, coreanalyze, workdir):
+    line = marker_line("job_allreduce_hang.py", "ODD-RANK-WAITS")
+    job = Job([PYTHON, os.path.join(PROGRAMS, "job_allreduce_hang.py"), "--spawn", str(SPAWN_RANKS),
+               "{ready}", str(SPAWN_ODD)], workdir, "spawn")
+    try:
+        ranks = job.wait_ready(SPAWN_RANKS)
+        odd_pid = ranks["rank%d" % SPAWN_ODD]
+        out_dir = os.path.join(workdir, "spawn-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        document, _, more, seconds = triage(coreanalyze, [out_dir])
+        wants = ["PID %d" % odd_pid, "job_allreduce_hang.py:%d" % line, "(3/4) in `all_reduce`"]
+        problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
+        results.check("mp.spawn 4 ranks: collect (%.1f s) + triage DIR (%.2f s): %s"
+                      % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+    finally:
+        job.kill()
+
+
+def dataloader_case(results, coreanalyze, workdir):
+    line = marker_line("job_dataloader_hang.py", "WORKER-WAITS")
+    job = Job([PYTHON, os.path.join(PROGRAMS, "job_dataloader_hang.py")], workdir, "dataloader")
+    try:
+        ready = job.wait_ready(4)  # the main process and 3 workers
+        stuck = ready["worker%d" % DATALOADER_STUCK]
+        out_dir = os.path.join(workdir, "dataloader-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        document, _, more, seconds = triage(coreanalyze, [out_dir])
+        wants = ["PID %d" % stuck, "job_dataloader_hang.py:%d" % line]
+        problems += more + verdict_problems(document, wants, stuck, len(pids_of(out_dir)))
+        if document is not None:
+            roles = dict((p["pid"], p.get("role")) for p in document["processes"])
+            if roles.get(stuck) != "DataLoader worker":
+                problems.append("the stuck worker's role: %s" % roles.get(stuck))
+            if "DataLoader worker" not in document["verdict"]:
+                problems.append("the verdict does not say DataLoader worker: %s" % document["verdict"])
+        results.check("DataLoader, 3 workers: collect (%.1f s) + triage DIR (%.2f s): %s"
+                      % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+    finally:
+        job.kill()
+
+
+def prefork_case(results, coreanalyze, workdir):
+    line = marker_line("prefork_server.py", "WORKER-STUCK")
+    job = Job([PYTHON, os.path.join(PROGRAMS, "prefork_server.py")], workdir, "prefork")
+    try:
+        ready = job.wait_ready(5)  # the arbiter and 4 workers
+        stuck = ready["worker%d" % PREFORK_STUCK]
+        out_dir = os.path.join(workdir, "prefork-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        document, _, more, seconds = triage(coreanalyze, [out_dir])
+        wants = ["PID %d" % stuck, "prefork_server.py:%d" % line, "(3/4)"]
+        problems += more + verdict_problems(document, wants, stuck, len(pids_of(out_dir)))
+        if document is not None and "PID %d" % job.pid in document["verdict"].split(";")[0]:
+            problems.append("the arbiter is counted among the workers: %s" % document["verdict"])
+        results.check("pre-fork server, 4 workers: collect (%.1f s) + triage DIR (%.2f s): %s"
+                      % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+    finally:
+        job.kill()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, dataloader, prefork)")
+    args = parser.parse_args()
+    coreanalyze = os.path.abspath(args.coreanalyze)
+    if (not os.path.exists(PYTHON) or shutil.which("torchrun") is None
+            or subprocess.run([PYTHON, "-c", "import torch.distributed as d; assert d.is_gloo_available()"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0):
+        print("SKIP Debian's python3-torch with gloo is not installed (scripts/install-deps)")
+        return SKIP
+    results = Results()
+    workdir = tempfile.mkdtemp(prefix="hangpy-jobs-", dir="/var/tmp")
+    started = time.time()
+    try:
+        for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
+                           ("dataloader", dataloader_case), ("prefork", prefork_case)):
+            if args.only and args.only != name:
+                continue
+            try:
+                case(results, coreanalyze, workdir)
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                results.check(name, [str(error)])
+    finally:
+        if args.keep:
+            print("kept %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("     (%.1f s in all)" % (time.time() - started))
+    return results.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
