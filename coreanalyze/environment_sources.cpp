@@ -34,8 +34,7 @@ report::ProcessEnvironment core_environment(const CoreTarget& target, const Core
     return environment;
   }
   const KeepVariable keep = [](std::string_view name) { return report::is_label_variable(name); };
-  // The target's own memory, not a recording of it: a snapshot (--snapshot) never holds the
-  // environment's pages.
+  // A snapshot without its note (an older hangpy's) finds its environment strings zeroed here.
   auto initial = read_initial_environment(target.memory(), target.core().auxv(), keep);
   if (initial) {
     environment.variables = kept(*initial);

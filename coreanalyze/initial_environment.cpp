@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -125,9 +126,17 @@ Expected<std::vector<std::string>> strings_in_window(const StackWindow& window,
 // name AT_EXECFN points to. The stack pointer at exec is in no note, so the auxv is found by its
 // contents below AT_EXECFN (NT_AUXV is the kernel's copy of it), and the arrays read down from
 // it; argc must equal the number of argv pointers, which checks the whole walk.
-Expected<std::vector<std::string>> read_initial_environment(
-    const cpython::AddressSpace& memory, std::span<const std::pair<uint64_t, uint64_t>> auxv,
-    const KeepVariable& keep) {
+namespace {
+
+// Where the kernel put the environment at exec: the window read off the stack and envp[].
+struct InitialStack {
+  std::unique_ptr<StackWindow> window;
+  uint64_t execfn = 0;
+  std::vector<uint64_t> environment;  // envp[], in order
+};
+
+Expected<InitialStack> locate_initial_stack(const cpython::AddressSpace& memory,
+                                            std::span<const std::pair<uint64_t, uint64_t>> auxv) {
   std::optional<uint64_t> execfn;
   for (const auto& [key, value] : auxv)
     if (key == AT_EXECFN) execfn = value;
@@ -139,7 +148,10 @@ Expected<std::vector<std::string>> read_initial_environment(
       pattern.insert(pattern.end(), bytes, bytes + sizeof word);
     }
   }
-  StackWindow window(memory, *execfn);
+  InitialStack stack;
+  stack.execfn = *execfn;
+  stack.window = std::make_unique<StackWindow>(memory, *execfn);
+  StackWindow& window = *stack.window;
   std::optional<uint64_t> auxv_address;
   while (!auxv_address) {
     const uint64_t searched_low = window.low();
@@ -165,7 +177,7 @@ Expected<std::vector<std::string>> read_initial_environment(
   if (!covers(*auxv_address - 16) || window.word(*auxv_address - 8) != 0)
     return malformed(*auxv_address, "environment array");
   // envp[], read downward from its NULL to argv's NULL.
-  std::vector<uint64_t> environment;
+  std::vector<uint64_t>& environment = stack.environment;
   uint64_t cursor = *auxv_address - 16;
   for (;; cursor -= 8) {
     if (!covers(cursor) || environment.size() > kMaxEntries) return malformed(cursor, "environment array");
@@ -183,7 +195,27 @@ Expected<std::vector<std::string>> read_initial_environment(
     if (word <= *auxv_address || word >= *execfn) return malformed(cursor, "argument array");
   }
   std::reverse(environment.begin(), environment.end());
-  return strings_in_window(window, environment, keep);
+  return stack;
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> read_initial_environment(
+    const cpython::AddressSpace& memory, std::span<const std::pair<uint64_t, uint64_t>> auxv,
+    const KeepVariable& keep) {
+  auto stack = locate_initial_stack(memory, auxv);
+  if (!stack) return std::unexpected(stack.error());
+  return strings_in_window(*stack->window, stack->environment, keep);
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> initial_environment_strings(
+    const cpython::AddressSpace& memory, std::span<const std::pair<uint64_t, uint64_t>> auxv) {
+  auto stack = locate_initial_stack(memory, auxv);
+  if (!stack || stack->environment.empty()) return std::nullopt;
+  // The strings lie in envp's order up to the file name AT_EXECFN points to (the kernel copies
+  // them there one after another); a program may have moved a pointer, so the lowest one counts.
+  const uint64_t low = *std::min_element(stack->environment.begin(), stack->environment.end());
+  return std::pair{low, stack->execfn};
 }
 
 Expected<std::vector<std::string>> read_environment_array(const cpython::AddressSpace& memory,

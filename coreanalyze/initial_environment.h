@@ -28,6 +28,13 @@ Expected<std::vector<std::string>> read_initial_environment(
     const cpython::AddressSpace& memory, std::span<const std::pair<uint64_t, uint64_t>> auxv,
     const KeepVariable& keep);
 
+// The bytes [first, second) of the initial stack that hold the environment strings (up to the
+// file name AT_EXECFN points to); nothing when the initial stack cannot be read. A snapshot
+// writes these bytes as zeros: the walker may read a page they share with the main thread's
+// first C frames, and a snapshot holds the label variables only (its note), never the rest.
+std::optional<std::pair<uint64_t, uint64_t>> initial_environment_strings(
+    const cpython::AddressSpace& memory, std::span<const std::pair<uint64_t, uint64_t>> auxv);
+
 // The same from the process's current environment: `environ_variable` is the address of libc's
 // `environ` (or `__environ`), which points to a NULL-terminated array of string pointers.
 Expected<std::vector<std::string>> read_environment_array(const cpython::AddressSpace& memory,

@@ -6,8 +6,10 @@
 #include <signal.h>
 #include <sys/procfs.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "coreanalyze/initial_environment.h"
 #include "coreanalyze/output_file.h"
 #include "symbols/snapshot_note.h"
 
@@ -116,12 +118,21 @@ struct Run {
 
 // Consecutive recorded pages become one segment; each page is read again through the full
 // memory view (core, then mapped files), so file-backed pages are saved too.
+// The environment strings of the initial stack are written as zeros (see
+// initial_environment_strings): only the label variables leave the machine, in their note.
 std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTarget& recorded) {
   constexpr uint64_t kPage = RecordingTarget::kPageSize;
+  const auto withheld = initial_environment_strings(recorded.inner_memory(), process.auxv);
   std::vector<Run> runs;
   std::vector<std::byte> page(kPage);
   for (uint64_t address : recorded.pages()) {
     if (!recorded.inner_memory().read(address, page)) continue;
+    if (withheld && withheld->first < address + kPage && address < withheld->second) {
+      const uint64_t from = std::max(withheld->first, address) - address;
+      const uint64_t to = std::min(withheld->second, address + kPage) - address;
+      std::fill(page.begin() + static_cast<ptrdiff_t>(from), page.begin() + static_cast<ptrdiff_t>(to),
+                std::byte{0});
+    }
     const uint32_t flags = process.protection_at ? process.protection_at(address) : PF_R;
     if (runs.empty() || runs.back().start + runs.back().bytes.size() != address ||
         runs.back().flags != flags) {

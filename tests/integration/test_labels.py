@@ -224,6 +224,13 @@ def check_wrappers(coreanalyze, label, core, pid, workdir, results):
     problems = []
     process, text = process_of(coreanalyze, snapshot, problems)
     check_labels(process, text, "snapshot note", "node-from-env", process and process.get("ppid"), problems)
+    # Its saved pages may include the initial stack's strings (they can share a page with the
+    # main thread's first C frames): they are written as zeros, so no byte of the rest is kept.
+    with open(snapshot, "rb") as stream:
+        data = stream.read()
+    for leaked in (secret_value(), SECRET_NAME):
+        if leaked.encode() in data:
+            problems.append("the snapshot file holds %r" % leaked)
     results.check("%s: snapshot core holds the rank labels only (its own note)" % label, problems)
 
     # The core's own labels win over a wrapper's, a snapshot's note as a core's initial stack.
