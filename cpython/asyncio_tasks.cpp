@@ -1,6 +1,7 @@
 #include "cpython/asyncio_tasks.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -34,8 +35,9 @@ Expected<T> read_at(const AddressSpace& memory, uint64_t base, int32_t offset) {
 
 class TaskReader {
  public:
-  TaskReader(const AddressSpace& memory, const ProcessStacks& stacks, const AsyncioOptions& options)
-      : memory_(memory),
+  TaskReader(const Target& target, const ProcessStacks& stacks, const AsyncioOptions& options)
+      : target_(target),
+        memory_(target.memory()),
         layout_(*stacks.layout),
         a_(stacks.layout->asyncio),
         stacks_(stacks),
@@ -48,6 +50,8 @@ class TaskReader {
 
   AsyncioTasks read() {
     if (a_.task_coro == kAbsent) return result_;
+    result_.offsets_source = "compiled table";
+    prefer_debug_offsets();
     std::vector<uint64_t> interpreters;
     for (const PythonThread& thread : stacks_.threads) {
       if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
@@ -70,6 +74,37 @@ class TaskReader {
   }
 
  private:
+  // 3.14 on, the _asyncio module states the offsets of its task lists in a section of its own
+  // (_Py_AsyncioModuleDebugOffsets in .AsyncioDebug: 13 uint64 of task, interpreter and thread
+  // state fields, each struct's size first). They win over the table when they make sense.
+  void prefer_debug_offsets() {
+    if (a_.task_node == kAbsent) return;
+    auto section = target_.find_section(".AsyncioDebug");
+    if (!section) return;
+    std::array<uint64_t, 13> words{};
+    if (!memory_.read(*section, std::as_writable_bytes(std::span(words)))) return;
+    const uint64_t task_size = words[0], task_name = words[1], task_coro = words[5],
+                   task_node = words[6], interpreter_size = words[7],
+                   interpreter_head = words[8], thread_size = words[9],
+                   running_task = words[11], thread_head = words[12];
+    auto inside = [](uint64_t offset, uint64_t size, uint64_t width) {
+      return size < (1u << 24) && offset + width <= size;
+    };
+    if (!inside(task_name, task_size, 8) || !inside(task_coro, task_size, 8) ||
+        !inside(task_node, task_size, 16) || !inside(interpreter_head, interpreter_size, 16) ||
+        !inside(running_task, thread_size, 8) || !inside(thread_head, thread_size, 16)) {
+      warn(fmt::format("ignoring the _asyncio module's debug offsets at 0x{:x}: they do not fit", *section));
+      return;
+    }
+    a_.task_name = static_cast<int32_t>(task_name);
+    a_.task_coro = static_cast<int32_t>(task_coro);
+    a_.task_node = static_cast<int32_t>(task_node);
+    a_.interpreter_tasks_head = static_cast<int32_t>(interpreter_head);
+    a_.thread_running_task = static_cast<int32_t>(running_task);
+    a_.thread_tasks_head = static_cast<int32_t>(thread_head);
+    result_.offsets_source = "section .AsyncioDebug";
+  }
+
   // --- finding the tasks -------------------------------------------------------------------
 
   void add_task(uint64_t task) {
@@ -680,9 +715,10 @@ class TaskReader {
     if (result_.warnings.size() < 16) result_.warnings.push_back(std::move(text));
   }
 
+  const Target& target_;
   const AddressSpace& memory_;
   const Layout& layout_;
-  const AsyncioLayout& a_;
+  AsyncioLayout a_;  // the table's, with the process's own debug offsets where it has them
   const ProcessStacks& stacks_;
   const AsyncioOptions& options_;
   ObjectReader objects_;
@@ -730,10 +766,10 @@ std::string_view task_state_name(TaskState state) {
   return "pending";
 }
 
-AsyncioTasks read_asyncio_tasks(const AddressSpace& memory, const ProcessStacks& stacks,
+AsyncioTasks read_asyncio_tasks(const Target& target, const ProcessStacks& stacks,
                                 const AsyncioOptions& options) {
   if (!stacks.layout) return {};
-  return TaskReader(memory, stacks, options).read();
+  return TaskReader(target, stacks, options).read();
 }
 
 }  // namespace hangpy::cpython

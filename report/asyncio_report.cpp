@@ -192,6 +192,7 @@ void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& ta
   document["asyncio"] = {{"tasks_total", tasks.total},
                          {"tasks", list},
                          {"cycles", cycles},
+                         {"offsets_source", tasks.offsets_source},
                          {"warnings", tasks.warnings}};
 }
 
