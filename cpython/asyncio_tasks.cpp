@@ -23,7 +23,7 @@ namespace {
 constexpr size_t kMaxSetSlots = size_t{1} << 22;  // a set of 4 M slots holds ~2.5 M tasks
 constexpr size_t kMaxChainDepth = 512;            // awaits nested deeper are cut
 constexpr size_t kMaxListNodes = 1 << 22;
-constexpr size_t kMaxCallbacks = 1024;
+constexpr size_t kMaxCallbacksRead = 16;  // enough to recognise who added them
 constexpr size_t kMaxStackSlotsScanned = 512;
 constexpr size_t kMaxTypeDepth = 32;  // tp_base links followed
 
@@ -414,14 +414,15 @@ class TaskReader {
     return std::nullopt;
   }
 
-  // The callbacks of a future: callback0 and the (callback, context) tuples of the list.
-  std::vector<uint64_t> callbacks(uint64_t future) {
+  // The first `cap` callbacks of a future: callback0, then the (callback, context) tuples of
+  // the list. A future thousands of tasks wait for has thousands: callers need only the first.
+  std::vector<uint64_t> callbacks(uint64_t future, size_t cap = kMaxCallbacksRead) {
     std::vector<uint64_t> found;
     if (auto first = read_at<uint64_t>(memory_, future, a_.future_callback0); first && *first != 0)
       found.push_back(*first);
     auto list = read_at<uint64_t>(memory_, future, a_.future_callbacks);
-    if (list && *list != 0) {
-      if (auto items = containers_.list_items(*list, kMaxCallbacks)) {
+    if (list && *list != 0 && found.size() < cap) {
+      if (auto items = containers_.list_items(*list, cap - found.size())) {
         for (uint64_t item : *items) {
           auto pair = containers_.tuple_items(item, 2);
           if (pair && !pair->empty()) found.push_back(pair->front());
@@ -429,6 +430,20 @@ class TaskReader {
       }
     }
     return found;
+  }
+
+  // How many callbacks a future has: callback0 and the list's length (ob_size), not read one by one.
+  size_t callback_count(uint64_t future) {
+    if (auto cached = callback_counts_.find(future); cached != callback_counts_.end()) return cached->second;
+    size_t count = 0;
+    if (auto first = read_at<uint64_t>(memory_, future, a_.future_callback0); first && *first != 0) ++count;
+    auto list = read_at<uint64_t>(memory_, future, a_.future_callbacks);
+    if (list && *list != 0) {
+      auto size = read_at<int64_t>(memory_, *list, layout_.object.ob_size);
+      if (size && *size > 0 && static_cast<uint64_t>(*size) < (uint64_t{1} << 40)) count += static_cast<size_t>(*size);
+    }
+    callback_counts_[future] = count;
+    return count;
   }
 
   std::string type_of(uint64_t object) {
@@ -464,9 +479,8 @@ class TaskReader {
       task.detail = fmt::format("gather of {} tasks", task.awaited_tasks.size());
       return;
     }
-    const size_t callback_count = callbacks(awaited).size();
-    const std::string pending = fmt::format("Future pending, {} callback{}", callback_count,
-                                            callback_count == 1 ? "" : "s");
+    const size_t waiting = callback_count(awaited);
+    const std::string pending = fmt::format("Future pending, {} callback{}", waiting, waiting == 1 ? "" : "s");
     if (!task.coroutine_stack.empty()) {
       const PythonFrame& inner = task.coroutine_stack.front();
       auto in = [&inner](std::string_view file) { return inner.file.ends_with(file); };
@@ -733,6 +747,7 @@ class TaskReader {
   std::unordered_map<uint64_t, uint64_t> running_thread_;
   std::unordered_map<uint64_t, std::string> type_names_;
   std::vector<std::pair<uint64_t, uint64_t>> lock_waits_;  // (waiting task, lock)
+  std::unordered_map<uint64_t, size_t> callback_counts_;   // by future
 };
 
 }  // namespace
