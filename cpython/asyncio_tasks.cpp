@@ -543,7 +543,8 @@ class TaskReader {
     // The timer handle the sleep scheduled knows when it is due, in loop.time() (monotonic).
     auto handle = variables_.lookup(sleep, "h");
     if (!handle || !*handle) return;
-    auto when = attributes_.get((*handle)->variable.object, "_when");
+    // TimerHandle keeps _when in a __slots__ member, not in a __dict__.
+    auto when = attributes_.slot((*handle)->variable.object, "_when");
     if (!when || *when == 0 || type_of(*when) != "float") return;
     auto due = read_at<double>(memory_, *when, layout_.variables.float_value);
     if (!due || !std::isfinite(*due)) return;
