@@ -26,6 +26,9 @@ constexpr size_t kMaxListNodes = 1 << 22;
 constexpr size_t kMaxCallbacksRead = 16;  // enough to recognise who added them
 constexpr size_t kMaxStackSlotsScanned = 512;
 constexpr size_t kMaxTypeDepth = 32;  // tp_base links followed
+// Await rings longer than this are not looked for (the search recurses along the ring).
+constexpr size_t kMaxCycleLength = 256;
+constexpr size_t kMaxCyclesReported = 64;
 
 template <typename T>
 Expected<T> read_at(const AddressSpace& memory, uint64_t base, int32_t offset) {
@@ -704,7 +707,7 @@ class TaskReader {
       std::unordered_set<uint64_t> on_path;
       std::unordered_set<uint64_t> explored;  // each task entered once per start
       std::function<void(uint64_t)> visit = [&](uint64_t address) {
-        if (path.size() > result_.tasks.size() || rings.size() >= 64) return;
+        if (path.size() >= kMaxCycleLength || rings.size() >= kMaxCyclesReported) return;
         auto found = by_address.find(address);
         if (found == by_address.end() || !explored.insert(address).second) return;
         path.push_back(address);
