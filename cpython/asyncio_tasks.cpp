@@ -379,6 +379,12 @@ class TaskReader {
           task.error = decoded.error();
           break;
         }
+        if (a_.coroutine_qualname != kAbsent) {
+          // Code objects before 3.11 know only the bare name; the coroutine its qualified one.
+          auto qualname = read_at<uint64_t>(memory_, object, a_.coroutine_qualname);
+          if (qualname && *qualname != 0)
+            if (auto text = objects_.read_string(*qualname)) decoded->qualname = *text;
+        }
         outermost_first.push_back(std::move(*decoded));
         if (!suspended(object)) break;
         auto slots = stack_slots(frame);

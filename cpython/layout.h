@@ -338,6 +338,8 @@ struct AsyncioLayout {
   // Coroutines: the frame, by pointer (PyFrameObject *, up to 3.10) or embedded (3.11 on).
   int32_t coroutine_frame_pointer = kAbsent;
   int32_t coroutine_frame = kAbsent;
+  // cr_qualname (a str), where code objects have no co_qualname (up to 3.10).
+  int32_t coroutine_qualname = kAbsent;
   // int8 frame state (3.11 on): the values between these two (inclusive) are "suspended".
   int32_t coroutine_frame_state = kAbsent;
   int8_t suspended_state_low = 0;

@@ -92,6 +92,7 @@ extern const Layout kPython310 = [] {
   layout.asyncio.task_coro = 160;
   layout.asyncio.task_name = 168;
   layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.coroutine_qualname = 48;  // cr_qualname, after cr_name
   layout.asyncio.stack_top_model = StackTopModel::kDepthFromValueStack;
   layout.asyncio.stack_top = 80;
   layout.asyncio.value_stack = 64;

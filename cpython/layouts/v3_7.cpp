@@ -87,6 +87,7 @@ extern const Layout kPython37 = [] {
   layout.asyncio.task_fut_waiter = 104;
   layout.asyncio.task_coro = 112;
   layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.coroutine_qualname = 56;  // cr_qualname, after cr_name
   layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
   layout.asyncio.stack_top = 72;
   layout.asyncio.function_closure = 48;

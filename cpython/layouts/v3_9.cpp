@@ -86,6 +86,7 @@ extern const Layout kPython39 = [] {
   layout.asyncio.task_coro = 152;
   layout.asyncio.task_name = 160;
   layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.coroutine_qualname = 56;  // cr_qualname, after cr_name
   layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
   layout.asyncio.stack_top = 72;
   layout.asyncio.function_closure = 48;
