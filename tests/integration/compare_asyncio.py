@@ -207,6 +207,20 @@ def check_text(truth, text):
                          if task["name"] not in text)
         if missing:
             problems.append("tasks not named in the text: %s" % ", ".join(missing))
+    return problems + _check_coroutine_lines(truth, text)
+
+
+def _check_coroutine_lines(truth, text):
+    """Each task's coroutines appear as `coroutine <qualname> at <file>:<line>` lines, innermost
+    first (the awaited-by forest may show a task more than once: any one place will do)."""
+    lines = [line.strip() for line in text.splitlines()]
+    problems = []
+    for task in sorted(truth["tasks"].values(), key=lambda task: task["role"]):
+        wanted = ["coroutine %s at %s:%d" % (c["qualname"], c["file"], c["line"])
+                  for c in task["coroutine_chain"]]
+        starts = [i for i, line in enumerate(lines) if line == wanted[0]] if wanted else [0]
+        if not any(lines[start:start + len(wanted)] == wanted for start in starts):
+            problems.append("%s: no lines %r in a row" % (_label(task), wanted))
     return problems
 
 
