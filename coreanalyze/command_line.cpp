@@ -53,6 +53,9 @@ po::options_description visible_options() {
       ("inlined", "--native, and the functions inlined at each native frame, from DWARF where "
        "it exists (slower: reads the debug info of every module a frame is in)")
       ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
+      ("no-tasks", "do not read asyncio's tasks (shown by default when the process imported asyncio)")
+      ("max-tasks", po::value<std::string>()->value_name("N"),
+       "read at most N asyncio tasks in full (default 10000; the rest are counted)")
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
        "binaries needed (with --pid: %p in FILE is the PID; several PIDs without %p get FILE.PID)")
@@ -198,6 +201,16 @@ std::optional<int> parse_shared_options(const po::variables_map& vm, CommandLine
   line.native_all = vm.count("native-all") > 0;
   line.inlined = vm.count("inlined") > 0;
   line.locals = vm.count("locals") > 0;
+  line.tasks = vm.count("no-tasks") == 0;
+  if (vm.count("max-tasks")) {
+    auto count = parse_decimal<size_t>(vm["max-tasks"].as<std::string>());
+    if (!count || *count == 0) {
+      fmt::print(stderr, "coreanalyze: --max-tasks wants a positive number, not '{}'\n",
+                 vm["max-tasks"].as<std::string>());
+      return kExitUsage;
+    }
+    line.max_tasks = *count;
+  }
   line.native = line.native_all || line.inlined || vm.count("native") > 0;
   line.color = color_wanted(vm);
   if (vm.count("context")) {

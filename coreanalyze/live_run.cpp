@@ -16,6 +16,7 @@
 #include "coreanalyze/print_analysis.h"
 #include "coreanalyze/process_stop.h"
 #include "coreanalyze/recording_target.h"
+#include "cpython/asyncio_tasks.h"
 #include "coreanalyze/snapshot_writer.h"
 #include "cpython/analyzer.h"
 
@@ -67,6 +68,7 @@ std::string describe_read(int pid, const LiveRead& read) {
 struct StackDetails {
   std::optional<report::LocalsByFrame> locals;
   std::optional<diagnosis::ProcessDiagnosis> diagnosis;
+  std::optional<cpython::AsyncioTasks> tasks;
 };
 
 // `memory` is the live process's, or the recording of it a snapshot is made from.
@@ -84,6 +86,14 @@ StackDetails read_details(const CommandLine& line, const LiveTarget& live,
   why.pid = live.process().pid;
   why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
   details.diagnosis = diagnosis::diagnose(why);
+  if (line.tasks) {
+    cpython::AsyncioOptions options;
+    options.max_tasks = line.max_tasks;
+    // loop.time() is time.monotonic(): a sleep's timer says how long it has left.
+    options.monotonic_now = std::chrono::duration<double>(
+        std::chrono::steady_clock::now().time_since_epoch()).count();
+    details.tasks = cpython::read_asyncio_tasks(memory, stacks, options);
+  }
   return details;
 }
 
@@ -219,6 +229,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   Findings found;
   found.locals = locals ? &*locals : nullptr;
   found.diagnosis = diagnosis ? &*diagnosis : nullptr;
+  found.tasks = details.tasks ? &*details.tasks : nullptr;
   found.merged = merged ? &*merged : nullptr;
   std::optional<report::CallNotes> call_notes;
   if (merged && !line.json) call_notes = report::find_call_notes(live.memory(), *stacks->layout, *merged);

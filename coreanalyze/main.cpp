@@ -23,6 +23,7 @@
 #include "coreanalyze/stdin_core.h"
 #include "coreanalyze/triage_run.h"
 #include "cpython/analyzer.h"
+#include "cpython/asyncio_tasks.h"
 #include "diagnosis/diagnosis.h"
 #include "report/builtin_calls_report.h"
 #include "report/diagnosis_report.h"
@@ -185,6 +186,8 @@ int main(int argc, char** argv) {
   why.pid = input.process.pid;
   why.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
   const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
+  std::optional<cpython::AsyncioTasks> tasks;
+  if (line.tasks) tasks = cpython::read_asyncio_tasks(analyzed.memory(), *stacks, {.max_tasks = line.max_tasks});
 
   // The snapshot comes before the output (the text output reads source files, which are no part
   // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all
@@ -200,6 +203,7 @@ int main(int argc, char** argv) {
   found.merged = merged_or_null;
   found.locals = locals ? &*locals : nullptr;
   found.diagnosis = &diagnosis;
+  found.tasks = tasks ? &*tasks : nullptr;
   std::optional<report::CallNotes> call_notes;
   if (merged && !line.json)
     call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/asyncio_report.h"
 #include "report/diagnosis_report.h"
 #include "report/process_facts.h"
 #include "report/process_labels.h"
@@ -20,6 +21,7 @@ nlohmann::json json_document(const CommandLine& line, const report::AnalysedInpu
   if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
   if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
   if (found.locals) report::add_locals(document, stacks, *found.locals);
+  if (found.tasks) report::add_asyncio_tasks(document, *found.tasks);
   return document;
 }
 
@@ -63,6 +65,7 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   } else {
     fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
   }
+  if (found.tasks) fmt::print("{}", report::format_asyncio_tasks(*found.tasks, stacks));
 }
 
 }  // namespace hangpy::coreanalyze

@@ -44,17 +44,21 @@ Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t insta
   if (!flags) return std::unexpected(flags.error());
   auto at = [instance](int32_t offset) { return instance + static_cast<uint64_t>(int64_t{offset}); };
   Storage none;
+  // A dict pointer at tp_dictoffset: every type up to 3.10, and from 3.11 on the types that keep
+  // no managed dict (C types with a __dict__ slot, such as _asyncio.Future, and their subclasses).
+  auto dict_at_offset = [&]() -> Expected<Storage> {
+    auto offset = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_dictoffset));
+    if (!offset) return std::unexpected(offset.error());
+    if (*offset <= 0) return none;  // no __dict__ (or one at the end, which plain classes lack)
+    auto pointer = read_pointer(memory, instance + static_cast<uint64_t>(*offset));
+    if (!pointer) return std::unexpected(pointer.error());
+    return Storage{*pointer, 0, 0};
+  };
   switch (in.model) {
-    case InstanceDictModel::kDictOffset: {
-      auto offset = read_value<int64_t>(memory, *type + static_cast<uint64_t>(in.type_dictoffset));
-      if (!offset) return std::unexpected(offset.error());
-      if (*offset <= 0) return none;  // no __dict__ (or one at the end, which plain classes lack)
-      auto pointer = read_pointer(memory, instance + static_cast<uint64_t>(*offset));
-      if (!pointer) return std::unexpected(pointer.error());
-      return Storage{*pointer, 0, 0};
-    }
+    case InstanceDictModel::kDictOffset:
+      return dict_at_offset();
     case InstanceDictModel::kManagedDictValues: {
-      if (!(*flags & kManagedDictFlag)) return none;
+      if (!(*flags & kManagedDictFlag)) return dict_at_offset();
       auto pointer = read_pointer(memory, at(in.managed_dict));
       if (!pointer) return std::unexpected(pointer.error());
       if (*pointer != 0) return Storage{*pointer, 0, 0};
@@ -63,7 +67,7 @@ Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t insta
       return Storage{0, *values, *type};
     }
     case InstanceDictModel::kTaggedDictOrValues: {
-      if (!(*flags & kManagedDictFlag)) return none;
+      if (!(*flags & kManagedDictFlag)) return dict_at_offset();
       auto word = read_pointer(memory, at(in.managed_dict));
       if (!word) return std::unexpected(word.error());
       // 3.12 stores values - 1: an odd word is a values array, the word after it its start.
@@ -71,7 +75,7 @@ Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t insta
       return Storage{*word, 0, 0};
     }
     case InstanceDictModel::kInlineValues: {
-      if (!(*flags & kManagedDictFlag)) return none;
+      if (!(*flags & kManagedDictFlag)) return dict_at_offset();
       auto pointer = read_pointer(memory, at(in.managed_dict));
       if (!pointer) return std::unexpected(pointer.error());
       if (*pointer != 0) return Storage{*pointer, 0, 0};

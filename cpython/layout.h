@@ -211,6 +211,7 @@ struct InstanceLayout {
   int32_t type_basicsize = 32;      // PyTypeObject.tp_basicsize
   int32_t type_flags = 168;         // PyTypeObject.tp_flags
   int32_t type_dictoffset = 288;    // PyTypeObject.tp_dictoffset
+  int32_t type_base = 256;          // PyTypeObject.tp_base: subclasses of a C type (Task)
   int32_t heap_type_cached_keys = kAbsent;  // PyHeapTypeObject.ht_cached_keys: split-table keys
   int32_t managed_dict = -24;       // offset from the object of its managed dict pointer (3.11 on)
   int32_t managed_values = -32;     // 3.11: offset from the object of its values pointer
@@ -295,6 +296,62 @@ struct CallablesLayout {
   int32_t exception_args = 24;               // PyBaseExceptionObject.args (after dict)
 };
 
+// How a suspended frame records the top of its value stack: an `await` leaves the awaitable there.
+enum class StackTopModel : uint8_t {
+  kNone,
+  kPointerPastTop,        // a pointer one past the top slot: f_stacktop (up to 3.9), stackpointer (3.14 on)
+  kDepthFromValueStack,   // 3.10: f_valuestack (pointer) and int f_stackdepth
+  kIndexFromLocalsplus,   // 3.11 to 3.13: int stacktop, slots counted from localsplus
+};
+
+// asyncio's tasks (issue 12): the C `_asyncio` module's Future and Task objects
+// (Modules/_asynciomodule.c FutureObj / TaskObj), coroutines (Include/internal/pycore_genobject.h
+// or genobject.h), and where the tasks are registered. Offsets inside objects; kAbsent where the
+// version has no such field. Tables without task_coro cannot read tasks (2.7, 3.6).
+struct AsyncioLayout {
+  // Module attributes of asyncio.tasks that hold tasks: WeakSets or sets (3.7 to 3.11:
+  // _all_tasks; 3.12 on: _scheduled_tasks and _eager_tasks; from 3.14 these hold only tasks that
+  // are not native, see thread_tasks_head).
+  std::string_view task_sets[2] = {"_all_tasks", ""};
+  std::string_view current_tasks = "_current_tasks";  // dict: event loop -> its running task
+  // 3.14 on: native tasks link themselves into their thread's list (a circular `llist_node` of
+  // {next, prev}) at this offset of _PyThreadStateImpl, and into the interpreter's when their
+  // thread ends; task_node is the node inside the task. The _asyncio module publishes these in
+  // its own debug offsets (section .AsyncioDebug), which win when found.
+  int32_t thread_tasks_head = kAbsent;
+  int32_t interpreter_tasks_head = kAbsent;
+  int32_t thread_running_task = kAbsent;  // PyObject *: the task the thread runs now
+  int32_t task_node = kAbsent;
+  // FutureObj (the Task's base).
+  int32_t future_loop = 16;
+  int32_t future_callback0 = 24;  // the first callback (most futures have one)
+  int32_t future_callbacks = 40;  // a list of the others: (callback, context) tuples
+  int32_t future_state = kAbsent;  // int: 0 pending, 1 cancelled, 2 finished
+  // TaskObj.
+  int32_t task_fut_waiter = kAbsent;  // the Future the task waits for
+  int32_t task_coro = kAbsent;
+  int32_t task_name = kAbsent;  // a str, or (3.13 on, until asked) an int counter (3.8 on)
+  int32_t future_iter_future = 16;  // _asyncio.FutureIter: the Future an `await fut` iterates
+  // Coroutines: the frame, by pointer (PyFrameObject *, up to 3.10) or embedded (3.11 on).
+  int32_t coroutine_frame_pointer = kAbsent;
+  int32_t coroutine_frame = kAbsent;
+  // int8 frame state (3.11 on): the values between these two (inclusive) are "suspended".
+  int32_t coroutine_frame_state = kAbsent;
+  int8_t suspended_state_low = 0;
+  int8_t suspended_state_high = -1;
+  // Where a suspended frame's value stack ends: offsets in the frame struct.
+  StackTopModel stack_top_model = StackTopModel::kNone;
+  int32_t stack_top = kAbsent;    // f_stacktop / f_stackdepth / stacktop / stackpointer
+  int32_t value_stack = kAbsent;  // 3.10: f_valuestack
+  // PySetObject and weakref (PyWeakReference.wr_object).
+  int32_t set_mask = 32;
+  int32_t set_table = 40;
+  int32_t weakref_object = 16;
+  int32_t function_closure = kAbsent;  // PyFunctionObject.func_closure: a tuple of cells
+  int32_t method_self = 24;            // PyMethodObject.im_self (bound methods)
+  int32_t method_function = 16;        // PyMethodObject.im_func
+};
+
 struct Layout {
   std::string_view name;        // "3.11", "3.13t"
   // The C function that runs Python frames, for splicing them into native stacks:
@@ -321,6 +378,7 @@ struct Layout {
   LockLayout locks;
   GcLayout gc;
   CallablesLayout callables;
+  AsyncioLayout asyncio;
 };
 
 }  // namespace hangpy::cpython

@@ -138,6 +138,12 @@ PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter
   return thread;
 }
 
+Expected<PythonFrame> StackWalker::frame_at(uint64_t frame) {
+  auto raw = read_raw_frame(frame);
+  if (!raw) return std::unexpected(raw.error());
+  return decode_frame(frame, *raw);
+}
+
 Expected<StackWalker::RawFrame> StackWalker::read_raw_frame(uint64_t frame) const {
   const FrameLayout& f = layout_.frame;
   RawFrame raw;

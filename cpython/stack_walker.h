@@ -32,6 +32,10 @@ class StackWalker {
   PythonThread walk_thread(uint64_t thread_state, int64_t interpreter_id,
                            uint64_t interpreter = 0);
 
+  // One frame struct decoded on its own, not followed: a suspended coroutine's frame, which no
+  // thread's chain holds.
+  Expected<PythonFrame> frame_at(uint64_t frame);
+
   // The thread states of one interpreter, in list order.
   Expected<std::vector<uint64_t>> thread_states(uint64_t interpreter) const;
 

@@ -81,6 +81,19 @@ extern const Layout kPython310 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 616;
   layout.gc.collecting = 200;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): PyFrameObject keeps f_valuestack (64) and int f_stackdepth (80) instead of f_stacktop; PyFunctionObject begins with the COMMON_FIELDS, func_closure at 72.
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_all_tasks";
+  layout.asyncio.task_sets[1] = "";
+  layout.asyncio.future_state = 88;
+  layout.asyncio.task_fut_waiter = 152;
+  layout.asyncio.task_coro = 160;
+  layout.asyncio.task_name = 168;
+  layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.stack_top_model = StackTopModel::kDepthFromValueStack;
+  layout.asyncio.stack_top = 80;
+  layout.asyncio.value_stack = 64;
+  layout.asyncio.function_closure = 72;
   return layout;
 }();
 

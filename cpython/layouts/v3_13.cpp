@@ -109,6 +109,21 @@ extern const Layout kPython313 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 7400;
   layout.gc.collecting = 200;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): FutureObj_HEAD packs its flags (fut_state at 96, Task fields from 112); frame states gain FRAME_SUSPENDED_YIELD_FROM: -2 and -1 are both suspended.
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_scheduled_tasks";
+  layout.asyncio.task_sets[1] = "_eager_tasks";
+  layout.asyncio.future_state = 96;
+  layout.asyncio.task_fut_waiter = 112;
+  layout.asyncio.task_coro = 120;
+  layout.asyncio.task_name = 128;
+  layout.asyncio.coroutine_frame = 72;  // cr_iframe
+  layout.asyncio.coroutine_frame_state = 67;
+  layout.asyncio.suspended_state_low = -2;
+  layout.asyncio.suspended_state_high = -1;
+  layout.asyncio.stack_top_model = StackTopModel::kIndexFromLocalsplus;
+  layout.asyncio.stack_top = 64;
+  layout.asyncio.function_closure = 72;
   return layout;
 }();
 

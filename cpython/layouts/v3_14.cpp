@@ -104,6 +104,25 @@ extern const Layout kPython314 = [] {
   // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
   // ... }, the semaphore a sem_t whose first word is the futex word.
   layout.locks.parked_address = -8;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Native tasks live in per-thread lists (_PyThreadStateImpl.asyncio_tasks_head at 880, PyInterpreterState.asyncio_tasks_head at 10880, TaskObj.task_node at 152; the same values as the .AsyncioDebug section of Debian's 3.14.10 _asyncio module), the sets hold only other tasks; frames keep a stackpointer (64) one past the top slot.
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_scheduled_tasks";
+  layout.asyncio.task_sets[1] = "_eager_tasks";
+  layout.asyncio.future_state = 104;
+  layout.asyncio.task_fut_waiter = 120;
+  layout.asyncio.task_coro = 128;
+  layout.asyncio.task_name = 136;
+  layout.asyncio.coroutine_frame = 72;  // cr_iframe
+  layout.asyncio.coroutine_frame_state = 67;
+  layout.asyncio.suspended_state_low = -2;
+  layout.asyncio.suspended_state_high = -1;
+  layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
+  layout.asyncio.stack_top = 64;
+  layout.asyncio.function_closure = 72;
+  layout.asyncio.thread_tasks_head = 880;
+  layout.asyncio.interpreter_tasks_head = 10880;
+  layout.asyncio.thread_running_task = 872;
+  layout.asyncio.task_node = 152;
   return layout;
 }();
 

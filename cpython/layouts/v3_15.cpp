@@ -101,6 +101,25 @@ extern const Layout kPython315 = [] {
   // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
   // ... }, the semaphore a sem_t whose first word is the futex word.
   layout.locks.parked_address = -8;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Frame states are renumbered from 0 (FRAME_CREATED 0; FRAME_SUSPENDED, _YIELD_FROM and _YIELD_FROM_LOCKED 1 to 3); thread state asyncio fields at 1032 (running task) and 1048 (tasks head), interpreter's at 10856, as .AsyncioDebug of Debian's 3.15.2 says.
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_scheduled_tasks";
+  layout.asyncio.task_sets[1] = "_eager_tasks";
+  layout.asyncio.future_state = 104;
+  layout.asyncio.task_fut_waiter = 120;
+  layout.asyncio.task_coro = 128;
+  layout.asyncio.task_name = 136;
+  layout.asyncio.coroutine_frame = 72;  // cr_iframe
+  layout.asyncio.coroutine_frame_state = 67;
+  layout.asyncio.suspended_state_low = 1;
+  layout.asyncio.suspended_state_high = 3;
+  layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
+  layout.asyncio.stack_top = 64;
+  layout.asyncio.function_closure = 72;
+  layout.asyncio.thread_tasks_head = 1048;
+  layout.asyncio.interpreter_tasks_head = 10856;
+  layout.asyncio.thread_running_task = 1032;
+  layout.asyncio.task_node = 152;
   return layout;
 }();
 

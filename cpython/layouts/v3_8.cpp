@@ -77,6 +77,18 @@ extern const Layout kPython38 = [] {
   layout.gc.in_runtime = true;
   layout.gc.state = 344;
   layout.gc.collecting = 200;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): As 3.7, with TaskObj.task_name after task_coro.
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_all_tasks";
+  layout.asyncio.task_sets[1] = "";
+  layout.asyncio.future_state = 72;
+  layout.asyncio.task_fut_waiter = 104;
+  layout.asyncio.task_coro = 112;
+  layout.asyncio.task_name = 120;
+  layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
+  layout.asyncio.stack_top = 72;
+  layout.asyncio.function_closure = 48;
   return layout;
 }();
 

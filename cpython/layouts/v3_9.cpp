@@ -76,6 +76,18 @@ extern const Layout kPython39 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 616;
   layout.gc.collecting = 200;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): fut_cancel_msg joins FutureObj_HEAD (fut_state at 80, Task fields from 144).
+  // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
+  layout.asyncio.task_sets[0] = "_all_tasks";
+  layout.asyncio.task_sets[1] = "";
+  layout.asyncio.future_state = 80;
+  layout.asyncio.task_fut_waiter = 144;
+  layout.asyncio.task_coro = 152;
+  layout.asyncio.task_name = 160;
+  layout.asyncio.coroutine_frame_pointer = 16;  // cr_frame
+  layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
+  layout.asyncio.stack_top = 72;
+  layout.asyncio.function_closure = 48;
   return layout;
 }();
 

@@ -1,0 +1,26 @@
+// Text and JSON of asyncio's tasks (cpython/asyncio_tasks.h): a table like `python -m asyncio ps`,
+// the awaited-by forest like `python -m asyncio pstree` with each task's coroutine stack, and one
+// "deadlock:" line per await cycle. Shared by coreanalyze and gdb's py-tasks.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cpython/asyncio_tasks.h"
+#include "cpython/stacks.h"
+
+namespace hangpy::report {
+
+// Past this many tasks the text folds tasks with the same coroutine chain into one line each.
+inline constexpr size_t kMaxTasksListed = 200;
+
+// Empty when the process never imported asyncio.
+std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
+                                 const cpython::ProcessStacks& stacks);
+
+// The "asyncio" object of docs/json-schema.md, added to a process_document() when asyncio was
+// imported.
+void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& tasks);
+
+}  // namespace hangpy::report
