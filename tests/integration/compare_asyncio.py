@@ -7,9 +7,10 @@ test can report each on its own line.
 """
 import re
 
-# The text section's first line, and the mark of its deadlock lines (one per await cycle).
+# The text section's first line; its deadlock lines (one per await cycle) follow it.
 HEADER = re.compile(r"^asyncio: (\d+) tasks\b")
-CYCLE_MARK = "(await cycle)"
+# What the forest draws before a task's coroutine lines.
+TREE_DRAWING = " \u2502\u251c\u2514\u2500"  # space, │, ├, └, ─
 # awaits.kind values whose "tasks" lists the awaited tasks.
 KINDS_WITH_TASKS = ("task", "gather", "taskgroup")
 
@@ -191,11 +192,10 @@ def check_text(truth, text):
     elif int(headers[0].group(1)) != len(truth["tasks"]):
         problems.append("header %r, the ground truth has %d tasks"
                         % (headers[0].group(0), len(truth["tasks"])))
-    cycle_lines = [line for line in text.splitlines()
-                   if line.startswith("deadlock:") and CYCLE_MARK in line]
+    cycle_lines = [line for line in _section_lines(text) if line.startswith("deadlock:")]
     if len(cycle_lines) != len(truth["cycles"]):
-        problems.append("%d lines 'deadlock: ... %s', want %d"
-                        % (len(cycle_lines), CYCLE_MARK, len(truth["cycles"])))
+        problems.append("%d lines 'deadlock: ...' in the asyncio section, want %d"
+                        % (len(cycle_lines), len(truth["cycles"])))
     elif has_names(truth):
         by_address = _truth_tasks(truth)
         for line, cycle in zip(cycle_lines, truth["cycles"]):
@@ -210,10 +210,19 @@ def check_text(truth, text):
     return problems + _check_coroutine_lines(truth, text)
 
 
+def _section_lines(text):
+    """The lines of the asyncio section: from its header on (thread deadlocks come before)."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if HEADER.match(line):
+            return lines[index:]
+    return []
+
+
 def _check_coroutine_lines(truth, text):
     """Each task's coroutines appear as `coroutine <qualname> at <file>:<line>` lines, innermost
     first (the awaited-by forest may show a task more than once: any one place will do)."""
-    lines = [line.strip() for line in text.splitlines()]
+    lines = [line.lstrip(TREE_DRAWING).rstrip() for line in text.splitlines()]
     problems = []
     for task in sorted(truth["tasks"].values(), key=lambda task: task["role"]):
         wanted = ["coroutine %s at %s:%d" % (c["qualname"], c["file"], c["line"])

@@ -36,8 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 import groundtruth
 
 EXECUTOR_THREAD_PREFIX = "hang-executor"
-# A few rounds of the loop let every task reach its last await; more are allowed before giving up.
-SETTLE_ROUNDS = 1000
+# A few rounds of the loop let every task reach its last await, and the executor's thread has to
+# start; a loaded machine may take long, a broken scenario gives up after this.
+SETTLE_TIMEOUT_SECONDS = 20.0
+# Each round waits this long in the selector, so that the executor's thread can take the GIL.
+SETTLE_POLL_SECONDS = 0.001
 CHAIN_LIMIT = 100  # coroutines awaiting coroutines: far fewer here; a bound, not a guess
 
 HAS_NAMES = sys.version_info >= (3, 8)
@@ -266,14 +269,14 @@ async def main(executor):
     children.append(spawn(await_executor(executor), "executor-waiter", "executor"))
     children.append(spawn(sleep_long(), "sleeper", "sleep"))
     _awaits["main"] = ("gather", [_roles[task] for task in children])
-    for _ in range(SETTLE_ROUNDS):
-        await asyncio.sleep(0)
-        if _executor_blocking.is_set() and all_suspended(current):
-            break
-    else:
-        raise RuntimeError("the tasks did not all reach their last await")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_TIMEOUT_SECONDS
+    while not (_executor_blocking.is_set() and all_suspended(current)):
+        if loop.time() > deadline:
+            raise RuntimeError("the tasks did not all reach their last await")
+        await asyncio.sleep(SETTLE_POLL_SECONDS)
     # Written by the next round of the loop, once this task waits in the gather.
-    asyncio.get_running_loop().call_soon(write_ground_truth, asyncio.get_running_loop())
+    loop.call_soon(write_ground_truth, loop)
     await asyncio.gather(*children)
 
 
