@@ -55,7 +55,7 @@ po::options_description visible_options() {
       ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("no-tasks", "do not read asyncio's tasks (shown by default when the process imported asyncio)")
       ("max-tasks", po::value<std::string>()->value_name("N"),
-       "read at most N asyncio tasks in full (default 10000; the rest are counted)")
+       "read at most N asyncio tasks in full (default 100000; the rest are counted)")
       ("snapshot", po::value<std::string>()->value_name("FILE"),
        "also write a small self-contained core to FILE: only what this analysis read, no "
        "binaries needed (with --pid: %p in FILE is the PID; several PIDs without %p get FILE.PID)")

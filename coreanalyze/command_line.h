@@ -22,7 +22,7 @@ struct CommandLine {
   int context_lines = 0;  // --context N: source lines shown before and after each frame's line
   bool locals = false;      // --locals: each Python frame's arguments and local variables
   bool tasks = true;        // asyncio's tasks, unless --no-tasks
-  size_t max_tasks = 10000; // --max-tasks: tasks read in full (the rest are counted)
+  size_t max_tasks = 100000;  // --max-tasks: tasks read in full (the rest are counted)
   std::vector<int> pids;    // --pid: live processes instead of a core, analysed in turn
   bool nonblocking = false; // --nonblocking: read a live process without stopping it
   int max_stop_ms = 2000;   // --max-stop: longest a live process may be held stopped

@@ -1,5 +1,7 @@
 #include "coreanalyze/core_target.h"
 
+#include "coreanalyze/recording_target.h"
+
 #include <unistd.h>
 
 #include <elf.h>
@@ -13,6 +15,7 @@
 #include "coreanalyze/core_file.h"
 #include "coreanalyze/module_recovery.h"
 #include "coreanalyze/proc_maps.h"
+#include "coreanalyze/recording_target.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 #include "symbols/debuginfod_fetch.h"
@@ -315,6 +318,20 @@ class CoreTargetImpl final : public CoreTarget {
       auto symbol = file->find_symbol(name);
       // A TLS symbol's value is an offset in the thread's block, not an address.
       if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(*module);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> find_section(std::string_view name) const override {
+    if (const auto& recorded = core_->snapshot_symbols()) {
+      auto it = recorded->find(RecordingTarget::section_key(name));
+      if (it != recorded->end()) return it->second;
+      return std::nullopt;
+    }
+    for (const Module* module : search_order_) {
+      const symbols::ElfFile* file = files_.file(*module);
+      if (file == nullptr) continue;
+      if (auto address = file->section_address(name)) return *address + load_bias(*module);
     }
     return std::nullopt;
   }

@@ -71,11 +71,12 @@ struct StackDetails {
   std::optional<cpython::AsyncioTasks> tasks;
 };
 
-// `memory` is the live process's, or the recording of it a snapshot is made from.
+// `analyzed` is the live process, or the recording of it a snapshot is made from.
 StackDetails read_details(const CommandLine& line, const LiveTarget& live,
-                          const cpython::AddressSpace& memory,
+                          const cpython::Target& analyzed,
                           const cpython::ProcessStacks& stacks,
                           const report::MergedStacks* merged) {
+  const cpython::AddressSpace& memory = analyzed.memory();
   StackDetails details;
   if (line.locals) details.locals = report::read_all_locals(memory, stacks);
   diagnosis::DiagnosisInput why;
@@ -92,7 +93,7 @@ StackDetails read_details(const CommandLine& line, const LiveTarget& live,
     // loop.time() is time.monotonic(): a sleep's timer says how long it has left.
     options.monotonic_now = std::chrono::duration<double>(
         std::chrono::steady_clock::now().time_since_epoch()).count();
-    details.tasks = cpython::read_asyncio_tasks(memory, stacks, options);
+    details.tasks = cpython::read_asyncio_tasks(analyzed, stacks, options);
   }
   return details;
 }
@@ -179,7 +180,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     // after it is released, from the pages read while it was stopped (a page the first pass did
     // not need is read from the running process).
     if (auto first = cpython::analyze(live, options))
-      (void)read_details(line, live, live.memory(), *first, nullptr);
+      (void)read_details(line, live, live, *first, nullptr);
     auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
     if (!stop) {
       fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
@@ -209,7 +210,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::optional<report::MergedStacks> merged;
   if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
   StackDetails details;
-  if (stacks) details = read_details(line, live, analyzed.memory(), *stacks, merged ? &*merged : nullptr);
+  if (stacks) details = read_details(line, live, analyzed, *stacks, merged ? &*merged : nullptr);
   auto& locals = details.locals;
   auto& diagnosis = details.diagnosis;
 

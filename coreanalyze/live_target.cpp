@@ -268,6 +268,15 @@ class LiveTargetImpl final : public LiveTarget {
     return std::nullopt;
   }
 
+  std::optional<uint64_t> find_section(std::string_view name) const override {
+    for (size_t i : search_order_) {
+      const symbols::ElfFile* file = file_of(modules_[i]);
+      if (file == nullptr) continue;
+      if (auto address = file->section_address(name)) return *address + load_bias(modules_[i]);
+    }
+    return std::nullopt;
+  }
+
   std::optional<std::string> function_at(uint64_t pc) const override {
     for (const Module& module : modules_) {
       if (pc < module.start || pc >= module.end) continue;

@@ -23,6 +23,14 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
     if (address) symbols_[std::string(name)] = *address;
     return address;
   }
+  // Sections are kept among the symbols under "section NAME" (no symbol name has a space), which
+  // a snapshot answers find_section from.
+  std::optional<uint64_t> find_section(std::string_view name) const override {
+    auto address = inner_.find_section(name);
+    if (address) symbols_[section_key(name)] = *address;
+    return address;
+  }
+  static std::string section_key(std::string_view name) { return "section " + std::string(name); }
   std::vector<cpython::NativeThread> threads() const override { return inner_.threads(); }
   std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
   std::vector<cpython::MemoryRange> writable_ranges() const override {

@@ -1,6 +1,7 @@
 #include "cpython/asyncio_tasks.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -22,9 +23,12 @@ namespace {
 constexpr size_t kMaxSetSlots = size_t{1} << 22;  // a set of 4 M slots holds ~2.5 M tasks
 constexpr size_t kMaxChainDepth = 512;            // awaits nested deeper are cut
 constexpr size_t kMaxListNodes = 1 << 22;
-constexpr size_t kMaxCallbacks = 1024;
+constexpr size_t kMaxCallbacksRead = 16;  // enough to recognise who added them
 constexpr size_t kMaxStackSlotsScanned = 512;
 constexpr size_t kMaxTypeDepth = 32;  // tp_base links followed
+// Await rings longer than this are not looked for (the search recurses along the ring).
+constexpr size_t kMaxCycleLength = 256;
+constexpr size_t kMaxCyclesReported = 64;
 
 template <typename T>
 Expected<T> read_at(const AddressSpace& memory, uint64_t base, int32_t offset) {
@@ -34,8 +38,9 @@ Expected<T> read_at(const AddressSpace& memory, uint64_t base, int32_t offset) {
 
 class TaskReader {
  public:
-  TaskReader(const AddressSpace& memory, const ProcessStacks& stacks, const AsyncioOptions& options)
-      : memory_(memory),
+  TaskReader(const Target& target, const ProcessStacks& stacks, const AsyncioOptions& options)
+      : target_(target),
+        memory_(target.memory()),
         layout_(*stacks.layout),
         a_(stacks.layout->asyncio),
         stacks_(stacks),
@@ -48,6 +53,8 @@ class TaskReader {
 
   AsyncioTasks read() {
     if (a_.task_coro == kAbsent) return result_;
+    result_.offsets_source = "compiled table";
+    prefer_debug_offsets();
     std::vector<uint64_t> interpreters;
     for (const PythonThread& thread : stacks_.threads) {
       if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
@@ -70,6 +77,37 @@ class TaskReader {
   }
 
  private:
+  // 3.14 on, the _asyncio module states the offsets of its task lists in a section of its own
+  // (_Py_AsyncioModuleDebugOffsets in .AsyncioDebug: 13 uint64 of task, interpreter and thread
+  // state fields, each struct's size first). They win over the table when they make sense.
+  void prefer_debug_offsets() {
+    if (a_.task_node == kAbsent) return;
+    auto section = target_.find_section(".AsyncioDebug");
+    if (!section) return;
+    std::array<uint64_t, 13> words{};
+    if (!memory_.read(*section, std::as_writable_bytes(std::span(words)))) return;
+    const uint64_t task_size = words[0], task_name = words[1], task_coro = words[5],
+                   task_node = words[6], interpreter_size = words[7],
+                   interpreter_head = words[8], thread_size = words[9],
+                   running_task = words[11], thread_head = words[12];
+    auto inside = [](uint64_t offset, uint64_t size, uint64_t width) {
+      return size < (1u << 24) && offset + width <= size;
+    };
+    if (!inside(task_name, task_size, 8) || !inside(task_coro, task_size, 8) ||
+        !inside(task_node, task_size, 16) || !inside(interpreter_head, interpreter_size, 16) ||
+        !inside(running_task, thread_size, 8) || !inside(thread_head, thread_size, 16)) {
+      warn(fmt::format("ignoring the _asyncio module's debug offsets at 0x{:x}: they do not fit", *section));
+      return;
+    }
+    a_.task_name = static_cast<int32_t>(task_name);
+    a_.task_coro = static_cast<int32_t>(task_coro);
+    a_.task_node = static_cast<int32_t>(task_node);
+    a_.interpreter_tasks_head = static_cast<int32_t>(interpreter_head);
+    a_.thread_running_task = static_cast<int32_t>(running_task);
+    a_.thread_tasks_head = static_cast<int32_t>(thread_head);
+    result_.offsets_source = "section .AsyncioDebug";
+  }
+
   // --- finding the tasks -------------------------------------------------------------------
 
   void add_task(uint64_t task) {
@@ -379,14 +417,15 @@ class TaskReader {
     return std::nullopt;
   }
 
-  // The callbacks of a future: callback0 and the (callback, context) tuples of the list.
-  std::vector<uint64_t> callbacks(uint64_t future) {
+  // The first `cap` callbacks of a future: callback0, then the (callback, context) tuples of
+  // the list. A future thousands of tasks wait for has thousands: callers need only the first.
+  std::vector<uint64_t> callbacks(uint64_t future, size_t cap = kMaxCallbacksRead) {
     std::vector<uint64_t> found;
     if (auto first = read_at<uint64_t>(memory_, future, a_.future_callback0); first && *first != 0)
       found.push_back(*first);
     auto list = read_at<uint64_t>(memory_, future, a_.future_callbacks);
-    if (list && *list != 0) {
-      if (auto items = containers_.list_items(*list, kMaxCallbacks)) {
+    if (list && *list != 0 && found.size() < cap) {
+      if (auto items = containers_.list_items(*list, cap - found.size())) {
         for (uint64_t item : *items) {
           auto pair = containers_.tuple_items(item, 2);
           if (pair && !pair->empty()) found.push_back(pair->front());
@@ -394,6 +433,20 @@ class TaskReader {
       }
     }
     return found;
+  }
+
+  // How many callbacks a future has: callback0 and the list's length (ob_size), not read one by one.
+  size_t callback_count(uint64_t future) {
+    if (auto cached = callback_counts_.find(future); cached != callback_counts_.end()) return cached->second;
+    size_t count = 0;
+    if (auto first = read_at<uint64_t>(memory_, future, a_.future_callback0); first && *first != 0) ++count;
+    auto list = read_at<uint64_t>(memory_, future, a_.future_callbacks);
+    if (list && *list != 0) {
+      auto size = read_at<int64_t>(memory_, *list, layout_.object.ob_size);
+      if (size && *size > 0 && static_cast<uint64_t>(*size) < (uint64_t{1} << 40)) count += static_cast<size_t>(*size);
+    }
+    callback_counts_[future] = count;
+    return count;
   }
 
   std::string type_of(uint64_t object) {
@@ -429,9 +482,8 @@ class TaskReader {
       task.detail = fmt::format("gather of {} tasks", task.awaited_tasks.size());
       return;
     }
-    const size_t callback_count = callbacks(awaited).size();
-    const std::string pending = fmt::format("Future pending, {} callback{}", callback_count,
-                                            callback_count == 1 ? "" : "s");
+    const size_t waiting = callback_count(awaited);
+    const std::string pending = fmt::format("Future pending, {} callback{}", waiting, waiting == 1 ? "" : "s");
     if (!task.coroutine_stack.empty()) {
       const PythonFrame& inner = task.coroutine_stack.front();
       auto in = [&inner](std::string_view file) { return inner.file.ends_with(file); };
@@ -494,7 +546,8 @@ class TaskReader {
     // The timer handle the sleep scheduled knows when it is due, in loop.time() (monotonic).
     auto handle = variables_.lookup(sleep, "h");
     if (!handle || !*handle) return;
-    auto when = attributes_.get((*handle)->variable.object, "_when");
+    // TimerHandle keeps _when in a __slots__ member, not in a __dict__.
+    auto when = attributes_.slot((*handle)->variable.object, "_when");
     if (!when || *when == 0 || type_of(*when) != "float") return;
     auto due = read_at<double>(memory_, *when, layout_.variables.float_value);
     if (!due || !std::isfinite(*due)) return;
@@ -654,7 +707,7 @@ class TaskReader {
       std::unordered_set<uint64_t> on_path;
       std::unordered_set<uint64_t> explored;  // each task entered once per start
       std::function<void(uint64_t)> visit = [&](uint64_t address) {
-        if (path.size() > result_.tasks.size() || rings.size() >= 64) return;
+        if (path.size() >= kMaxCycleLength || rings.size() >= kMaxCyclesReported) return;
         auto found = by_address.find(address);
         if (found == by_address.end() || !explored.insert(address).second) return;
         path.push_back(address);
@@ -680,9 +733,10 @@ class TaskReader {
     if (result_.warnings.size() < 16) result_.warnings.push_back(std::move(text));
   }
 
+  const Target& target_;
   const AddressSpace& memory_;
   const Layout& layout_;
-  const AsyncioLayout& a_;
+  AsyncioLayout a_;  // the table's, with the process's own debug offsets where it has them
   const ProcessStacks& stacks_;
   const AsyncioOptions& options_;
   ObjectReader objects_;
@@ -697,6 +751,7 @@ class TaskReader {
   std::unordered_map<uint64_t, uint64_t> running_thread_;
   std::unordered_map<uint64_t, std::string> type_names_;
   std::vector<std::pair<uint64_t, uint64_t>> lock_waits_;  // (waiting task, lock)
+  std::unordered_map<uint64_t, size_t> callback_counts_;   // by future
 };
 
 }  // namespace
@@ -730,10 +785,10 @@ std::string_view task_state_name(TaskState state) {
   return "pending";
 }
 
-AsyncioTasks read_asyncio_tasks(const AddressSpace& memory, const ProcessStacks& stacks,
+AsyncioTasks read_asyncio_tasks(const Target& target, const ProcessStacks& stacks,
                                 const AsyncioOptions& options) {
   if (!stacks.layout) return {};
-  return TaskReader(memory, stacks, options).read();
+  return TaskReader(target, stacks, options).read();
 }
 
 }  // namespace hangpy::cpython

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cpython/stacks.h"
-#include "cpython/address_space.h"
+#include "cpython/target.h"
 
 namespace hangpy::cpython {
 
@@ -60,6 +60,9 @@ struct AsyncioTasks {
   // Tasks waiting for each other in a ring (await, gather, lock held): each a deadlock.
   std::vector<std::vector<uint64_t>> cycles;
   std::vector<std::string> warnings;
+  // Where the task lists' offsets came from: "compiled table", or (3.14 on) the _asyncio module's
+  // own debug offsets, "section .AsyncioDebug".
+  std::string offsets_source;
 };
 
 struct AsyncioOptions {
@@ -70,7 +73,7 @@ struct AsyncioOptions {
 };
 
 // `stacks` is the analysis of the same target (its layout, threads and interpreters).
-AsyncioTasks read_asyncio_tasks(const AddressSpace& memory, const ProcessStacks& stacks,
+AsyncioTasks read_asyncio_tasks(const Target& target, const ProcessStacks& stacks,
                                 const AsyncioOptions& options = {});
 
 }  // namespace hangpy::cpython

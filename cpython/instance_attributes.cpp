@@ -34,6 +34,40 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> InstanceAttributes::values_
   return items;
 }
 
+Expected<uint64_t> InstanceAttributes::slot(uint64_t instance, std::string_view name) const {
+  constexpr size_t kMemberSize = 40;       // sizeof(PyMemberDef) on LP64
+  constexpr size_t kMaxMembers = 256;      // per class
+  constexpr size_t kMaxClassDepth = 32;    // tp_base links followed
+  constexpr int kObjectMember = 16;        // Py_T_OBJECT_EX: what __slots__ makes
+  const InstanceLayout& in = objects_.layout().instances;
+  const AddressSpace& memory = objects_.memory();
+  auto type = objects_.type_of(instance);
+  if (!type) return std::unexpected(type.error());
+  uint64_t current = *type;
+  for (size_t depth = 0; current != 0 && depth < kMaxClassDepth; ++depth) {
+    auto members = read_pointer(memory, current + static_cast<uint64_t>(in.type_members));
+    if (!members) return std::unexpected(members.error());
+    for (size_t i = 0; *members != 0 && i < kMaxMembers; ++i) {
+      const uint64_t member = *members + i * kMemberSize;
+      auto member_name = read_pointer(memory, member);
+      if (!member_name) return std::unexpected(member_name.error());
+      if (*member_name == 0) break;
+      auto text = read_c_string(memory, *member_name, name.size() + 1);
+      if (!text || *text != name) continue;
+      auto kind = read_value<int32_t>(memory, member + 8);
+      auto offset = read_value<int64_t>(memory, member + 16);
+      if (!kind || !offset) return make_error(ErrorKind::kCorrupt, "unreadable member", member);
+      if (*kind != kObjectMember || *offset <= 0 || *offset > (1 << 20))
+        return make_error(ErrorKind::kUnsupported, "the member is no object slot", member);
+      return read_pointer(memory, instance + static_cast<uint64_t>(*offset));
+    }
+    auto base = read_pointer(memory, current + static_cast<uint64_t>(in.type_base));
+    if (!base) return std::unexpected(base.error());
+    current = *base;
+  }
+  return uint64_t{0};
+}
+
 Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t instance) const {
   const Layout& layout = objects_.layout();
   const InstanceLayout& in = layout.instances;

@@ -18,6 +18,9 @@ class InstanceAttributes {
 
   // The attribute's object, or 0 when the instance has no such attribute in its __dict__.
   Expected<uint64_t> get(uint64_t instance, std::string_view name) const;
+  // The value of a __slots__ attribute (kept in the object at the offset its class's member
+  // table gives, this class's or a base's), or 0 when unset or when there is no such slot.
+  Expected<uint64_t> slot(uint64_t instance, std::string_view name) const;
   // Every (name, value) of the instance's __dict__, in its order (at most `cap`); empty when it
   // has none. Names are str objects.
   Expected<std::vector<std::pair<uint64_t, uint64_t>>> items(uint64_t instance, size_t cap) const;

@@ -212,6 +212,9 @@ struct InstanceLayout {
   int32_t type_flags = 168;         // PyTypeObject.tp_flags
   int32_t type_dictoffset = 288;    // PyTypeObject.tp_dictoffset
   int32_t type_base = 256;          // PyTypeObject.tp_base: subclasses of a C type (Task)
+  // PyTypeObject.tp_members: a NULL-named-terminated array of PyMemberDef { name; int type;
+  // Py_ssize_t offset; int flags; doc } (40 bytes each), which holds a class's __slots__.
+  int32_t type_members = 240;
   int32_t heap_type_cached_keys = kAbsent;  // PyHeapTypeObject.ht_cached_keys: split-table keys
   int32_t managed_dict = -24;       // offset from the object of its managed dict pointer (3.11 on)
   int32_t managed_values = -32;     // 3.11: offset from the object of its values pointer

@@ -71,6 +71,9 @@ class Target {
   virtual const AddressSpace& memory() const = 0;
   // The runtime address of a data symbol, searched in every mapped module (the executable first).
   virtual std::optional<uint64_t> find_symbol(std::string_view name) const = 0;
+  // The runtime address of a named section of any mapped module (CPython's own debug offsets:
+  // .AsyncioDebug); targets that cannot tell return nothing.
+  virtual std::optional<uint64_t> find_section(std::string_view /*name*/) const { return std::nullopt; }
   virtual std::vector<NativeThread> threads() const = 0;
   virtual std::vector<MappedModule> modules() const = 0;
   // Writable memory (static data, heap), where the runtime can be searched for when no symbol

@@ -1,8 +1,8 @@
 // libFuzzer target: a core file from any bytes through everything coreanalyze does without
 // --native: the core reader (notes, segments, NT_FILE), the symbol note of snapshot cores, the
 // version probe and layout check, the walker over the core's memory, thread names, the
-// diagnosis (locks, cycles), the environment on the initial stack (labels) and the text and JSON
-// reports. Seeded with the snapshot cores of
+// diagnosis (locks, cycles), asyncio's tasks, the environment on the initial stack (labels) and
+// the text and JSON reports. Seeded with the snapshot cores of
 // tests/corpus, whose mutations are corrupt process memory for the walker.
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +11,10 @@
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/initial_environment.h"
 #include "cpython/analyzer.h"
+#include "cpython/asyncio_tasks.h"
 #include "diagnosis/diagnosis.h"
 #include "fuzz/memory_file.h"
+#include "report/asyncio_report.h"
 #include "report/json_report.h"
 #include "report/process_labels.h"
 #include "report/stack_report.h"
@@ -45,7 +47,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)report::format_process(*stacks, nullptr, report::TextStyle{}, &diagnosis);
   input.process = (*target)->process();
   (void)report::format_process_labels(input.process, input.environment, &*stacks);
+  const cpython::AsyncioTasks tasks = cpython::read_asyncio_tasks(**target, *stacks);
+  (void)report::format_asyncio_tasks(tasks, *stacks);
   nlohmann::json document = report::process_document(input, *stacks);
+  report::add_asyncio_tasks(document, tasks);
   (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;
 }

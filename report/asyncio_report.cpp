@@ -44,6 +44,21 @@ std::string chain_key(const AsyncTask& task) {
   return key;
 }
 
+struct Chain {
+  std::vector<const AsyncTask*> members;
+};
+
+// Tasks with the same coroutine chain and await kind, most common first.
+std::vector<Chain> chains_of(const cpython::AsyncioTasks& tasks) {
+  std::map<std::string, Chain> by_key;
+  for (const AsyncTask& task : tasks.tasks) by_key[chain_key(task)].members.push_back(&task);
+  std::vector<Chain> chains;
+  for (auto& [key, chain] : by_key) chains.push_back(std::move(chain));
+  std::stable_sort(chains.begin(), chains.end(),
+                   [](const Chain& a, const Chain& b) { return a.members.size() > b.members.size(); });
+  return chains;
+}
+
 void print_tree(const AsyncTask& task, const std::unordered_map<uint64_t, const AsyncTask*>& by_address,
                 const std::unordered_map<uint64_t, std::vector<uint64_t>>& children,
                 const cpython::ProcessStacks& stacks, const std::string& prefix, bool last, bool root,
@@ -101,14 +116,10 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
 
   if (tasks.tasks.size() > kMaxTasksListed) {
     // Fold: one line per distinct chain, most common first, with a few of its tasks' names.
-    std::map<std::string, std::vector<const AsyncTask*>> by_chain;
-    for (const AsyncTask& task : tasks.tasks) by_chain[chain_key(task)].push_back(&task);
-    std::vector<const std::vector<const AsyncTask*>*> groups;
-    for (const auto& [key, members] : by_chain) groups.push_back(&members);
-    std::stable_sort(groups.begin(), groups.end(), [](auto* a, auto* b) { return a->size() > b->size(); });
-    out += fmt::format("{} distinct coroutine chains:\n", groups.size());
-    for (size_t g = 0; g < groups.size() && g < kMaxTasksListed; ++g) {
-      const auto& members = *groups[g];
+    const std::vector<Chain> chains = chains_of(tasks);
+    out += fmt::format("{} distinct coroutine chains:\n", chains.size());
+    for (size_t g = 0; g < chains.size() && g < kMaxTasksListed; ++g) {
+      const auto& members = chains[g].members;
       const AsyncTask& first = *members.front();
       std::vector<std::string> names;
       for (size_t i = 0; i < members.size() && i < 3; ++i) names.push_back(members[i]->name);
@@ -149,17 +160,27 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
   return out;
 }
 
+namespace {
+
+nlohmann::json frames_json(const AsyncTask& task) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (const cpython::PythonFrame& frame : task.coroutine_stack) {
+    frames.push_back({{"function", frame.function},
+                      {"qualname", frame.qualname.empty() ? frame.function : frame.qualname},
+                      {"file", frame.file},
+                      {"line", frame.line ? nlohmann::json(*frame.line) : nlohmann::json(nullptr)}});
+  }
+  return frames;
+}
+
+}  // namespace
+
 void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& tasks) {
   if (!tasks.imported) return;
   nlohmann::json list = nlohmann::json::array();
   for (const AsyncTask& task : tasks.tasks) {
-    nlohmann::json frames = nlohmann::json::array();
-    for (const cpython::PythonFrame& frame : task.coroutine_stack) {
-      frames.push_back({{"function", frame.function},
-                        {"qualname", frame.qualname.empty() ? frame.function : frame.qualname},
-                        {"file", frame.file},
-                        {"line", frame.line ? nlohmann::json(*frame.line) : nlohmann::json(nullptr)}});
-    }
+    if (list.size() >= kMaxTasksInJson) break;
+    nlohmann::json frames = frames_json(task);
     nlohmann::json awaits = nullptr;
     if (task.awaits != AwaitKind::kNone) {
       nlohmann::json awaited_tasks = nlohmann::json::array();
@@ -189,9 +210,22 @@ void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& ta
     for (uint64_t address : cycle) ring.push_back(hex(address));
     cycles.push_back(ring);
   }
+  nlohmann::json chains = nlohmann::json::array();
+  for (const Chain& chain : chains_of(tasks)) {
+    const AsyncTask& first = *chain.members.front();
+    nlohmann::json names = nlohmann::json::array();
+    for (size_t i = 0; i < chain.members.size() && i < 3; ++i) names.push_back(chain.members[i]->name);
+    chains.push_back({{"count", chain.members.size()},
+                      {"awaits", std::string(cpython::await_kind_name(first.awaits))},
+                      {"coroutine_stack", frames_json(first)},
+                      {"first_tasks", names}});
+  }
   document["asyncio"] = {{"tasks_total", tasks.total},
+                         {"tasks_read", tasks.tasks.size()},
+                         {"chains", chains},
                          {"tasks", list},
                          {"cycles", cycles},
+                         {"offsets_source", tasks.offsets_source},
                          {"warnings", tasks.warnings}};
 }
 

@@ -19,6 +19,9 @@ inline constexpr size_t kMaxTasksListed = 200;
 std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
                                  const cpython::ProcessStacks& stacks);
 
+// The JSON lists this many tasks in full; "chains" counts every task read.
+inline constexpr size_t kMaxTasksInJson = 10000;
+
 // The "asyncio" object of docs/json-schema.md, added to a process_document() when asyncio was
 // imported.
 void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& tasks);

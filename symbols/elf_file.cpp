@@ -225,6 +225,19 @@ void append_notes(Elf_Data* data, std::vector<ElfNote>& out) {
 
 }  // namespace
 
+std::optional<uint64_t> ElfFile::section_address(std::string_view name) const {
+  Elf* elf = handles_->elf;
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return std::nullopt;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || !(shdr.sh_flags & SHF_ALLOC)) continue;
+    const char* section_name = elf_strptr(elf, names, shdr.sh_name);
+    if (section_name != nullptr && name == section_name) return shdr.sh_addr;
+  }
+  return std::nullopt;
+}
+
 Expected<std::vector<ElfNote>> ElfFile::notes() const {
   Elf* elf = handles_->elf;
   std::vector<ElfNote> result;

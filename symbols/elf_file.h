@@ -82,6 +82,9 @@ class ElfFile {
   std::optional<Symbol> find_symbol(std::string_view name) const;
   // The function or object symbol whose [value, value + size) contains vaddr.
   std::optional<Symbol> symbol_at(uint64_t vaddr) const;
+  // The link-time address of an allocated section (SHF_ALLOC) named `name`, such as the debug
+  // offsets CPython modules publish in sections of their own (.AsyncioDebug).
+  std::optional<uint64_t> section_address(std::string_view name) const;
 
   // The file bytes behind a link-time virtual address. Errors: kNotFound when the range is not
   // inside one PT_LOAD's file-backed part (.bss, gaps), kCorrupt when the file is too short.

@@ -81,7 +81,9 @@ extern const Layout kPython310 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 616;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): PyFrameObject keeps f_valuestack (64) and int f_stackdepth (80) instead of f_stacktop; PyFunctionObject begins with the COMMON_FIELDS, func_closure at 72.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): PyFrameObject keeps f_valuestack
+  // (64) and int f_stackdepth (80) instead of f_stacktop; PyFunctionObject begins with the
+  // COMMON_FIELDS, func_closure at 72.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_all_tasks";
   layout.asyncio.task_sets[1] = "";

@@ -81,7 +81,10 @@ extern const Layout kPython311 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 648;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Coroutines embed their _PyInterpreterFrame (cr_iframe at 80, after cr_code, cr_weakreflist, cr_name, cr_qualname, cr_exc_state, cr_origin_or_finalizer and four chars, the last int8 cr_frame_state at 75: FRAME_SUSPENDED -1); the frame's int stacktop (64) counts slots from localsplus.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Coroutines embed their
+  // _PyInterpreterFrame (cr_iframe at 80, after cr_code, cr_weakreflist, cr_name, cr_qualname,
+  // cr_exc_state, cr_origin_or_finalizer and four chars, the last int8 cr_frame_state at 75:
+  // FRAME_SUSPENDED -1); the frame's int stacktop (64) counts slots from localsplus.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_all_tasks";
   layout.asyncio.task_sets[1] = "";

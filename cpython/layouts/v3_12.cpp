@@ -91,7 +91,9 @@ extern const Layout kPython312 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 112;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): cr_code is gone (the frame's f_code says it): cr_iframe at 72, cr_frame_state at 67. Tasks are registered in _scheduled_tasks (a WeakSet) and, while eager, _eager_tasks (a set).
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): cr_code is gone (the frame's f_code
+  // says it): cr_iframe at 72, cr_frame_state at 67. Tasks are registered in _scheduled_tasks (a
+  // WeakSet) and, while eager, _eager_tasks (a set).
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_scheduled_tasks";
   layout.asyncio.task_sets[1] = "_eager_tasks";

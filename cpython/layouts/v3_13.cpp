@@ -109,7 +109,9 @@ extern const Layout kPython313 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 7400;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): FutureObj_HEAD packs its flags (fut_state at 96, Task fields from 112); frame states gain FRAME_SUSPENDED_YIELD_FROM: -2 and -1 are both suspended.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): FutureObj_HEAD packs its flags
+  // (fut_state at 96, Task fields from 112); frame states gain FRAME_SUSPENDED_YIELD_FROM: -2 and -1
+  // are both suspended.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_scheduled_tasks";
   layout.asyncio.task_sets[1] = "_eager_tasks";

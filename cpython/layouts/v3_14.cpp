@@ -104,7 +104,11 @@ extern const Layout kPython314 = [] {
   // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
   // ... }, the semaphore a sem_t whose first word is the futex word.
   layout.locks.parked_address = -8;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Native tasks live in per-thread lists (_PyThreadStateImpl.asyncio_tasks_head at 880, PyInterpreterState.asyncio_tasks_head at 10880, TaskObj.task_node at 152; the same values as the .AsyncioDebug section of Debian's 3.14.10 _asyncio module), the sets hold only other tasks; frames keep a stackpointer (64) one past the top slot.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Native tasks live in per-thread
+  // lists (_PyThreadStateImpl.asyncio_tasks_head at 880, PyInterpreterState.asyncio_tasks_head at
+  // 10880, TaskObj.task_node at 152; the same values as the .AsyncioDebug section of Debian's
+  // 3.14.10 _asyncio module), the sets hold only other tasks; frames keep a stackpointer (64) one
+  // past the top slot.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_scheduled_tasks";
   layout.asyncio.task_sets[1] = "_eager_tasks";

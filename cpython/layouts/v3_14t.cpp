@@ -132,6 +132,8 @@ extern const Layout kPython314t = [] {
   layout.instances.type_basicsize = 48;  // type objects have the bigger header too
   layout.instances.type_flags = 184;
   layout.instances.type_dictoffset = 304;
+  layout.instances.type_base = 272;
+  layout.instances.type_members = 256;
   layout.instances.heap_type_cached_keys = 896;
   // _gil_runtime_state after `locked` (at 24 here): switch_number, then cond (48 bytes), mutex
   // (40), switch_cond (48), switch_mutex (40). Lock objects are not described for free-threaded

@@ -101,7 +101,10 @@ extern const Layout kPython315 = [] {
   // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
   // ... }, the semaphore a sem_t whose first word is the futex word.
   layout.locks.parked_address = -8;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Frame states are renumbered from 0 (FRAME_CREATED 0; FRAME_SUSPENDED, _YIELD_FROM and _YIELD_FROM_LOCKED 1 to 3); thread state asyncio fields at 1032 (running task) and 1048 (tasks head), interpreter's at 10856, as .AsyncioDebug of Debian's 3.15.2 says.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): Frame states are renumbered from 0
+  // (FRAME_CREATED 0; FRAME_SUSPENDED, _YIELD_FROM and _YIELD_FROM_LOCKED 1 to 3); thread state
+  // asyncio fields at 1032 (running task) and 1048 (tasks head), interpreter's at 10856, as
+  // .AsyncioDebug of Debian's 3.15.2 says.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_scheduled_tasks";
   layout.asyncio.task_sets[1] = "_eager_tasks";

@@ -76,7 +76,10 @@ extern const Layout kPython37 = [] {
   layout.gc.in_runtime = true;
   layout.gc.state = 320;
   layout.gc.collecting = 312;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): FutureObj_HEAD: loop 16, callback0 24, context0 32, callbacks 40, exception, result, source_tb, then int fut_state at 72; TaskObj adds task_fut_waiter, task_coro (no task_name before 3.8). PyFrameObject.f_stacktop (72) is set while the frame is suspended.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): FutureObj_HEAD: loop 16, callback0
+  // 24, context0 32, callbacks 40, exception, result, source_tb, then int fut_state at 72; TaskObj
+  // adds task_fut_waiter, task_coro (no task_name before 3.8). PyFrameObject.f_stacktop (72) is set
+  // while the frame is suspended.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_all_tasks";
   layout.asyncio.task_sets[1] = "";

@@ -77,7 +77,8 @@ extern const Layout kPython38 = [] {
   layout.gc.in_runtime = true;
   layout.gc.state = 344;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): As 3.7, with TaskObj.task_name after task_coro.
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): As 3.7, with TaskObj.task_name
+  // after task_coro.
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_all_tasks";
   layout.asyncio.task_sets[1] = "";

@@ -76,7 +76,8 @@ extern const Layout kPython39 = [] {
   layout.gc.in_runtime = false;
   layout.gc.state = 616;
   layout.gc.collecting = 200;
-  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): fut_cancel_msg joins FutureObj_HEAD (fut_state at 80, Task fields from 144).
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj): fut_cancel_msg joins FutureObj_HEAD
+  // (fut_state at 80, Task fields from 144).
   // Offsets checked against live objects of pyenv/Debian builds (word scans with ctypes).
   layout.asyncio.task_sets[0] = "_all_tasks";
   layout.asyncio.task_sets[1] = "";
