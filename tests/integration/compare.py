@@ -5,6 +5,8 @@ knows nothing about the scenarios.
 """
 import difflib
 
+import compare_asyncio
+
 
 def _frame_text(file_name, line, function):
     return "%s:%s %s" % (file_name, line, function)
@@ -154,6 +156,8 @@ def compare_json(truth, report):
         problems += _compare_thread(ident, truth["threads"][ident], found[ident], truth["version"])
     problems += _compare_threads_without_python(truth, report)
     problems += _compare_process_facts(truth, process)
+    if "asyncio" in truth:  # the program's own view of its asyncio tasks
+        problems += compare_asyncio.compare(truth["asyncio"], report)
     return problems
 
 
@@ -173,6 +177,9 @@ def compare_text(truth, text):
                                 % (ident, wanted, function))
                 break
             position += 1
+    if "asyncio" in truth:
+        problems += ["asyncio text: %s" % problem
+                     for problem in compare_asyncio.check_text(truth["asyncio"], text)]
     return problems
 
 

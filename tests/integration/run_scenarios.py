@@ -38,6 +38,7 @@ SCENARIOS = {
     "method": ("blocking_method.py", ("gcore",)),
     "exec": ("blocking_exec.py", ("gcore",)),
     "asyncio_task": ("asyncio_task.py", ("gcore",)),
+    "asyncio_hang": ("asyncio_hang.py", ("gcore", "kernel")),
     "native_thread": ("native_thread.py", ("gcore",)),
     "finalizing": ("finalizing.py", ("gcore", "kernel")),
 }
@@ -176,7 +177,7 @@ def scenario_workdir(interpreter, prefix):
 # gdb 13's gcore of a process in a chroot saves parts of the other threads' stacks as zeros (the
 # same addresses read fine from /proc/PID/mem and from a kernel core), which cuts their Python
 # frames short. The kernel core of the same scenario covers it.
-GCORE_LOSES_THREAD_STACKS_IN_CHROOTS = ("deadlock",)
+GCORE_LOSES_THREAD_STACKS_IN_CHROOTS = ("deadlock", "asyncio_hang")
 
 
 def run_case(coreanalyze, interpreter, scenario, kind):

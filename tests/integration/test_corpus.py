@@ -7,7 +7,10 @@ scenario under every interpreter, checked on any machine, with no interpreter in
 Each tests/corpus/<interpreter>/<scenario>.core.zst is decompressed to a temporary directory and
 `coreanalyze --json` is compared with <scenario>.truth.json as the live integration tests
 compare it (pid, version, threads, frames with file, line, function, first_line and qualname; no
-warnings), and the text output must exit 0 and show the same frames.
+warnings), and the text output must exit 0 and show the same frames. A ground truth with an
+"asyncio" section (asyncio_hang) is compared with coreanalyze's asyncio tasks too: their
+addresses, names, coroutine stacks, what each awaits, the awaited-by edges, the await cycle and
+the text section (compare_asyncio.py).
 
 Then a few snapshots are read with --python: with the right version they must pass the same
 checks; with a wrong one coreanalyze must not crash (exit < 128, no signal) and must either exit

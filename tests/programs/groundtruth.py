@@ -17,7 +17,9 @@ their blocking call, takes sys._current_frames() and writes, atomically,
    "os_threads": [every kernel thread id of the process, the reporter's included],
    "ppid": ..., "uid": ..., "gid": ..., "finalizing": false,
    "locals": {"<function>": {"<name>": "<expected repr>"}},  # only if expect_locals() was called
-   "calls": ["<built-in method ...>", ...]}  # only if expect_call() was called
+   "calls": ["<built-in method ...>", ...],  # only if expect_call() was called
+   "<section>": ...}                         # whatever record_section() was given
+
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
 on this interpreter writes {"skip": "reason"} instead (see skip()).
@@ -45,6 +47,7 @@ _expected_locals = {}  # function name -> {local name: the repr hangpy must prin
 
 
 _expected_calls = []  # the built-in calls a reader of the core must name, as libpython does
+_sections = {}  # extra top-level keys of the ground truth, e.g. "asyncio" (record_section)
 
 
 def expect_locals(function, reprs):
@@ -55,6 +58,12 @@ def expect_locals(function, reprs):
 def expect_call(line):
     """Record a built-in call in progress, named as libpython.py's py-bt names it."""
     _expected_calls.append(line)
+
+
+def record_section(key, document):
+    """Store `document` (JSON data the program gathered about itself, e.g. its asyncio tasks)
+    under the top-level `key` of the ground truth."""
+    _sections[key] = document
 
 
 def _ident():
@@ -197,6 +206,7 @@ def _snapshot():
         document["locals"] = _expected_locals
     if _expected_calls:
         document["calls"] = _expected_calls
+    document.update(_sections)
     return document
 
 
