@@ -255,7 +255,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     return kExitSuccess;
   }
   if (vm.count("version")) {
-    fmt::print("coreanalyze (hangpy) {}\n", HANGPY_VERSION);
+    fmt::print("coreanalyze (hangpy) {}\nReads CPython {}.\n", HANGPY_VERSION,
+               cpython::supported_versions());
     return kExitSuccess;
   }
   if (vm.count("pid")) return parse_live_options(vm, line);
