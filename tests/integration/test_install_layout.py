@@ -56,7 +56,7 @@ def check_files(prefix, args, checks):
     else:
         checks.skipped.append("the gdb module was not built (no gdb with Python headers)")
     if args.help2man:
-        expected.append("share/man/man1/coreanalyze.1")
+        expected += ["share/man/man1/coreanalyze%s.1" % page for page in ("", "-triage", "-collect")]
     else:
         checks.skipped.append("coreanalyze.1 was not built: help2man is missing "
                               "(scripts/install-deps)")
@@ -202,6 +202,11 @@ def main():
         check_man_page(os.path.join(prefix, "share/man/man1/coreanalyze.1"),
                        ["coreanalyze - print the Python stacks", "--no-color", "--pid PID",
                         "hangpy " + args.version, "hangpy-gdb(1)"], checks)
+        check_man_page(os.path.join(prefix, "share/man/man1/coreanalyze-triage.1"),
+                       ["coreanalyze-triage - merge", "--jobs", "hangpy " + args.version], checks)
+        check_man_page(os.path.join(prefix, "share/man/man1/coreanalyze-collect.1"),
+                       ["coreanalyze-collect - snapshot", "--no-triage", "--srun JOBID",
+                        "coreanalyze-triage(1)"], checks)
         check_man_page(os.path.join(prefix, "share/man/man1/hangpy-gdb.1"),
                        ["hangpy-gdb - Python stacks in gdb", "py-bt-full", "py-deadlock",
                         "Usage: py-print NAME", "hangpy version", "coreanalyze(1)"], checks)
