@@ -55,8 +55,8 @@ po::options_description collect_visible_options() {
       ("pdsh-rcmd", po::value<std::string>()->value_name("TYPE"),
        "pdsh's remote command module (pdsh -R TYPE; default: pdsh's, or $PDSH_RCMD_TYPE)")
       ("local-dir", po::value<std::string>()->value_name("LOCAL"),
-       "with --srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is copied "
-       "into DIR through srun and tar: for a DIR the nodes do not share")
+       "with --srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is "
+       "copied into DIR through srun and tar: for a DIR the nodes do not share")
       ("remote-binary", po::value<std::string>()->value_name("PATH"),
        "coreanalyze's path on the nodes (default: this program's path)");
   return options;

@@ -49,7 +49,8 @@ po::options_description triage_options() {
       ("sysroot", po::value<std::string>()->value_name("DIR"), "cores: passed to each analysis")
       ("lib-path", po::value<std::string>()->value_name("DIRS"), "cores: passed to each analysis")
       ("nonblocking", "with --pid: read the processes without stopping them")
-      ("max-stop", po::value<std::string>()->value_name("MS"), "with --pid: passed to each analysis")
+      ("max-stop", po::value<std::string>()->value_name("MS"),
+       "with --pid: passed to each analysis")
       ("jobs,j", po::value<std::string>()->value_name("N"),
        "analyse N inputs at a time (default: the number of processors)");
   return options;
