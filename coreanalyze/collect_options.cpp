@@ -55,17 +55,19 @@ po::options_description collect_visible_options() {
       ("pdsh-rcmd", po::value<std::string>()->value_name("TYPE"),
        "pdsh's remote command module (pdsh -R TYPE; default: pdsh's, or $PDSH_RCMD_TYPE)")
       ("local-dir", po::value<std::string>()->value_name("LOCAL"),
-       "--srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is copied "
-       "into DIR through srun and tar: for a DIR the nodes do not share")
+       "with --srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is "
+       "copied into DIR through srun and tar: for a DIR the nodes do not share")
       ("remote-binary", po::value<std::string>()->value_name("PATH"),
        "coreanalyze's path on the nodes (default: this program's path)");
   return options;
 }
 
+// help2man builds coreanalyze-collect.1 from this text (packaging/CMakeLists.txt): usage lines in
+// GNU's "  or:" form, no option's text starting with "--".
 void print_collect_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze collect [--pid PID | --name PATTERN | --slurm-job JOBID] [options]\n"
-         "       coreanalyze collect --srun JOBID [options]\n"
-         "       coreanalyze collect --pdsh HOSTS --name PATTERN [options]\n"
+         "  or:  coreanalyze collect --srun JOBID [options]\n"
+         "  or:  coreanalyze collect --pdsh HOSTS --name PATTERN [options]\n"
          "Snapshots a hung job's Python processes on this node (or on every node) before a\n"
          "watchdog kills it: each process's stacks as JSON (coreanalyze --pid --json), optionally\n"
          "a core, and a manifest of what was found and taken; then runs the triage when this\n"

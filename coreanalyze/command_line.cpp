@@ -49,9 +49,9 @@ po::options_description visible_options() {
        "of detecting it")
       ("json", "print JSON (schema: docs/json-schema.md)")
       ("native", "unwind each Python thread's native stack and show it with its Python frames")
-      ("native-all", "--native, and the native stacks of the threads that run no Python")
-      ("inlined", "--native, and the functions inlined at each native frame, from DWARF where "
-       "it exists (slower: reads the debug info of every module a frame is in)")
+      ("native-all", "also the native stacks of the threads that run no Python (implies --native)")
+      ("inlined", "also the functions inlined at each native frame, from DWARF where it exists "
+       "(implies --native; slower: reads the debug info of every module a frame is in)")
       ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("no-tasks", "do not read asyncio's tasks (shown by default when the process imported asyncio)")
       ("max-tasks", po::value<std::string>()->value_name("N"),
@@ -64,20 +64,25 @@ po::options_description visible_options() {
       ("pid", po::value<std::vector<std::string>>()->composing()->value_name("PID"),
        "analyse the running process PID instead of a core (repeat, or PID,PID,..., for several); "
        "its threads are stopped only while their stacks are read")
-      ("nonblocking", "--pid: read the process without stopping it (a stack may come out torn)")
+      ("nonblocking", "with --pid: read the process without stopping it (a stack may come out "
+       "torn)")
       ("max-stop", po::value<std::string>()->value_name("MS"),
-       "--pid: release the process and give up when it has been stopped this long (default 2000)")
+       "with --pid: release the process and give up when it has been stopped this long (default "
+       "2000)")
       ("no-color", "never color the text output (so does a non-empty NO_COLOR variable)");
   return options;
 }
 
 void print_usage(std::ostream& out, const po::options_description& options) {
+  // The usage lines follow GNU's "  or:" form, and no option's text starts with "--": help2man
+  // builds the man page from this text (packaging/CMakeLists.txt).
   out << "Usage: coreanalyze CORE [options]\n"
-         "       coreanalyze --pid PID [--pid PID...] [options]\n"
-         "       coreanalyze triage INPUT... [--pid PID...] [options]  (many processes of a job\n"
-         "                                                              merged; triage --help)\n"
-         "       coreanalyze collect ... (a whole job's processes, on many nodes: collect --help)\n"
+         "  or:  coreanalyze --pid PID [--pid PID...] [options]\n"
+         "  or:  coreanalyze triage INPUT... [--pid PID...] [options]\n"
+         "  or:  coreanalyze collect [--pid PID | --name PATTERN | ...] [options]\n"
          "Prints every thread's Python stack from a core of a CPython process, or of a running one.\n"
+         "triage merges many processes of one job; collect snapshots a whole job's processes, on\n"
+         "many nodes (coreanalyze triage --help, coreanalyze collect --help).\n"
          "CORE may be - to read the core from standard input (a file or a pipe).\n"
          "CORE is told by its content: an ELF core; one compressed with zstd, lz4, xz or gzip\n"
          "(systemd-coredump); an ABRT problem directory; an apport .crash file.\n"
@@ -250,7 +255,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     return kExitSuccess;
   }
   if (vm.count("version")) {
-    fmt::print("coreanalyze (hangpy) {}\n", HANGPY_VERSION);
+    fmt::print("coreanalyze (hangpy) {}\nReads CPython {}.\n", HANGPY_VERSION,
+               cpython::supported_versions());
     return kExitSuccess;
   }
   if (vm.count("pid")) return parse_live_options(vm, line);

@@ -48,13 +48,16 @@ po::options_description triage_options() {
       ("python", po::value<std::string>()->value_name("X.Y"), "passed to each analysis")
       ("sysroot", po::value<std::string>()->value_name("DIR"), "cores: passed to each analysis")
       ("lib-path", po::value<std::string>()->value_name("DIRS"), "cores: passed to each analysis")
-      ("nonblocking", "--pid: read the processes without stopping them")
-      ("max-stop", po::value<std::string>()->value_name("MS"), "--pid: passed to each analysis")
+      ("nonblocking", "with --pid: read the processes without stopping them")
+      ("max-stop", po::value<std::string>()->value_name("MS"),
+       "with --pid: passed to each analysis")
       ("jobs,j", po::value<std::string>()->value_name("N"),
        "analyse N inputs at a time (default: the number of processors)");
   return options;
 }
 
+// help2man builds coreanalyze-triage.1 from this text (packaging/CMakeLists.txt): no option's
+// text starts with "--".
 void print_triage_usage(const po::options_description& options) {
   std::cout << "Usage: coreanalyze triage INPUT... [--pid PID...] [options]\n"
                "Analyses many processes of one job in parallel and merges their stacks: a verdict\n"

@@ -68,10 +68,15 @@ CommandList::CommandList(std::initializer_list<CommandSpec> specs) {
 void register_commands(PyObject* module) {
   PyRef command_base = checked(PyObject_GetAttrString(gdb_module(), "Command"));
   PyRef commands = checked(PyList_New(0));
+  // The names, for whoever lists the commands with their `help` (the man page: packaging/).
+  PyRef names = checked(PyList_New(0));
   for (const CommandSpec& spec : all_specs()) {
     PyRef command = make_command(spec, command_base.get());
     if (PyList_Append(commands.get(), command.get()) != 0) throw PythonErrorSet();
+    PyRef name = checked(PyUnicode_FromString(spec.name));
+    if (PyList_Append(names.get(), name.get()) != 0) throw PythonErrorSet();
   }
+  if (PyObject_SetAttrString(module, "command_names", names.get()) != 0) throw PythonErrorSet();
   // gdb holds the commands too; the module's list makes that independent of gdb's internals.
   // Registering again replaces the list (and gdb replaces the commands).
   if (PyObject_SetAttrString(module, "_commands", commands.get()) != 0) throw PythonErrorSet();

@@ -1,7 +1,8 @@
-// The `hangpy` prefix command: what hangpy knows about the selected process, and its settings
-// (`hangpy bt on|off`: Python frames in gdb's `bt`).
+// The `hangpy` prefix command: what hangpy knows about the selected process, its settings
+// (`hangpy bt on|off`: Python frames in gdb's `bt`) and its version.
 #include <fmt/format.h>
 
+#include "cpython/layouts/all_layouts.h"
 #include "gdbplugin/analysis_cache.h"
 #include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
@@ -43,18 +44,28 @@ void hangpy_bt(std::string_view argument) {
   gdb_write(fmt::format("Python frames in bt: {}\n", frame_filter_enabled() ? "on" : "off"));
 }
 
+void hangpy_version(std::string_view argument) {
+  if (!trim(argument).empty()) throw UserError("usage: hangpy version");
+  gdb_write(fmt::format("hangpy {}: reads CPython {}\n", HANGPY_VERSION,
+                        cpython::supported_versions()));
+}
+
 const CommandList kCommands{
     {"hangpy", "COMMAND_STATUS",
      "Show what hangpy found in the selected process: Python version, threads, warnings.\n"
      "Usage: hangpy\n"
-     "hangpy reads Python stacks without Python debug info. Commands: py-bt, py-bt-full,\n"
-     "py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off` shows or\n"
-     "hides Python frames in gdb's bt.",
+     "hangpy " HANGPY_VERSION " reads Python stacks without Python debug info. Commands: py-bt,\n"
+     "py-bt-full, py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off`\n"
+     "shows or hides Python frames in gdb's bt; `hangpy version` names the CPython versions.",
      hangpy_status, true},
     {"hangpy bt", "COMMAND_STATUS",
      "Show Python frames in gdb's bt in place of the eval loop's frames (on by default).\n"
      "Usage: hangpy bt on|off   (no argument: show the setting)",
      hangpy_bt},
+    {"hangpy version", "COMMAND_STATUS",
+     "Show hangpy's version and the CPython versions it reads.\n"
+     "Usage: hangpy version",
+     hangpy_version},
 };
 
 }  // namespace

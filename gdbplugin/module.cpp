@@ -88,6 +88,9 @@ PyMODINIT_FUNC PyInit_hangpy() {
   return guarded([]() -> PyObject* {
     remember_gdb_error_type(gdb_module());
     PyRef module = checked(PyModule_Create(&kModule));
+    // The one version (CMake's project()), as coreanalyze --version prints it.
+    if (PyModule_AddStringConstant(module.get(), "__version__", HANGPY_VERSION) != 0)
+      throw PythonErrorSet();
     register_commands(module.get());
     install_frame_filter(module.get());
     connect_events(module.get());

@@ -1,6 +1,10 @@
 #include "cpython/layouts/all_layouts.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
+
+#include <fmt/format.h>
 
 namespace hangpy::cpython {
 
@@ -46,5 +50,35 @@ std::string layout_names() {
   }
   return names;
 }
+
+std::string describe_versions(std::span<const Layout* const> layouts) {
+  std::vector<const Layout*> sorted(layouts.begin(), layouts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Layout* a, const Layout* b) {
+    if (a->free_threaded != b->free_threaded) return b->free_threaded;
+    return a->major != b->major ? a->major < b->major : a->minor < b->minor;
+  });
+  std::vector<std::string> parts;
+  for (size_t start = 0; start < sorted.size();) {
+    size_t end = start + 1;  // one past the run of consecutive minors of one kind
+    while (end < sorted.size() && sorted[end]->free_threaded == sorted[start]->free_threaded &&
+           sorted[end]->major == sorted[start]->major &&
+           sorted[end]->minor == sorted[end - 1]->minor + 1)
+      ++end;
+    if (end - start >= 3) {
+      parts.push_back(fmt::format("{} to {}", sorted[start]->name, sorted[end - 1]->name));
+    } else {
+      for (size_t i = start; i < end; ++i) parts.emplace_back(sorted[i]->name);
+    }
+    start = end;
+  }
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) text += i + 1 == parts.size() ? " and " : ", ";
+    text += parts[i];
+  }
+  return text;
+}
+
+std::string supported_versions() { return describe_versions(all_layouts()); }
 
 }  // namespace hangpy::cpython

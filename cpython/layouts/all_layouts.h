@@ -36,4 +36,9 @@ const Layout* find_layout(std::string_view name);
 // "2.7, 3.6, ..., 3.14t": the names of every table, for messages that say what exists.
 std::string layout_names();
 
+// The versions the tables cover, for --version: runs of three or more consecutive minor versions
+// as "A to B", free-threaded builds last: "2.7, 3.6 to 3.15, 3.13t and 3.14t".
+std::string describe_versions(std::span<const Layout* const> layouts);
+std::string supported_versions();  // describe_versions(all_layouts())
+
 }  // namespace hangpy::cpython

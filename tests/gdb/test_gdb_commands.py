@@ -29,7 +29,7 @@ import interpreters  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
 COMMANDS_WITH_HELP = ["py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-locals",
-                      "py-print", "py-threads", "hangpy", "hangpy bt"]
+                      "py-print", "py-threads", "hangpy", "hangpy bt", "hangpy version"]
 # A C expression (needs the interpreter's debug info) for a thread state's innermost-frame
 # pointer, per version; the corruption case runs where the version is listed.
 # version -> (C expression of the first thread's innermost frame pointer, an address that is
