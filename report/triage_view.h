@@ -23,7 +23,10 @@ std::vector<TriageBox> triage_boxes(const triage::Triage& triage);
 
 // "`all_reduce` at train.py:88" (Python), "`futex_wait` in libc.so.6" (native).
 std::string frame_label(const triage::Frame& frame);
-// "7 threads: ranks 0-2,4-7" (the threads through a node, and its processes).
+// "7 threads", "3 asyncio tasks", "2 threads, 3 asyncio tasks" (`threads_and_tasks` counts both).
+std::string count_threads_and_tasks(int threads_and_tasks, int tasks);
+// "7 threads: ranks 0-2,4-7" (the threads through a node, and its processes); asyncio tasks are
+// counted apart: "3 asyncio tasks: processes 0-2".
 std::string node_label(const triage::Triage& triage, const triage::TreeNode& node);
 
 // A colour per class (#rrggbb), told apart on screen and in print; outliers get kOutlierColour
