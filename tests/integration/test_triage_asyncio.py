@@ -6,7 +6,7 @@ asyncio.sleep, run_in_executor, gather, a TaskGroup tree) under one interpreter,
 with `coreanalyze --json --pid` and the three documents merged by `coreanalyze triage`. Checked
 against the programs' own view of their tasks (all_tasks() and each task's cr_await chain):
 
-- every pending task's coroutine stack (outermost first) is a path of the merged tree, and the
+- merged live (`triage --pid`) and from the documents: every pending task's coroutine stack (outermost first) is a path of the merged tree, and the
   node it ends at counts 3 times as many asyncio tasks as one process has with that stack (or a
   longer one through it), in processes 0-2: identical stuck tasks fold across the fleet;
 - the three processes are one group ("all 3 processes alike"), each with its task deadlock;
@@ -86,6 +86,28 @@ def check_tree(document, stacks, count):
     return problems
 
 
+def check_merge(results, label, merged, stacks):
+    problems = []
+    if merged.returncode != 0:
+        problems.append("exit %d: %s" % (merged.returncode, merged.stderr.decode()[-300:]))
+    else:
+        document = json.loads(merged.stdout)
+        problems += check_tree(document, stacks, PROCESSES)
+        if document["verdict_kind"] != "all_alike" or len(document["groups"]) != 1:
+            problems.append("verdict %s (%s), %d groups: want all alike, one group"
+                            % (document["verdict_kind"], document["verdict"],
+                               len(document["groups"])))
+        pending = sum(stacks.values())
+        for process in document["processes"]:
+            if process["asyncio_tasks"] != pending or not any(
+                    "holder" in d and "waiter" in d for d in process["deadlocks"]):
+                problems.append("process %d: %d asyncio tasks (want %d), deadlocks %s"
+                                % (process["index"], process["asyncio_tasks"], pending,
+                                   process["deadlocks"]))
+    results.check("%s: identical tasks of %d processes fold (%d distinct task stacks)"
+                  % (label, PROCESSES, len(stacks)), problems)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -123,33 +145,18 @@ def main():
                           [] if collected.returncode == 0 and b'"asyncio"' in collected.stdout else
                           ["exit %d, no \"asyncio\" in the document: %s"
                            % (collected.returncode, collected.stderr.decode()[-300:])])
+        stacks = truth_stacks(truths[0])
+        if any(truth_stacks(truth) != stacks for truth in truths[1:]):
+            results.report("FAIL", "the processes' own task stacks differ: the program is not "
+                           "deterministic")
+        # The live processes, each analysed by a child coreanalyze --json, then their documents.
+        pids = ",".join(str(process.pid) for process in processes)
+        check_merge(results, "triage --json --pid %s" % pids,
+                    run([coreanalyze, "triage", "--json", "--pid", pids]), stacks)
         for process in processes:
             process.kill()
-
-        merged = run([coreanalyze, "triage", "--json"] + documents)
-        problems = []
-        if merged.returncode != 0:
-            problems.append("exit %d: %s" % (merged.returncode, merged.stderr.decode()[-300:]))
-        else:
-            document = json.loads(merged.stdout)
-            stacks = truth_stacks(truths[0])
-            if any(truth_stacks(truth) != stacks for truth in truths[1:]):
-                problems.append("the processes' own task stacks differ: the program is not "
-                                "deterministic")
-            problems += check_tree(document, stacks, PROCESSES)
-            if document["verdict_kind"] != "all_alike" or len(document["groups"]) != 1:
-                problems.append("verdict %s (%s), %d groups: want all alike, one group"
-                                % (document["verdict_kind"], document["verdict"],
-                                   len(document["groups"])))
-            for process in document["processes"]:
-                pending = sum(stacks.values())
-                if process["asyncio_tasks"] != pending or not any(
-                        "holder" in d and "waiter" in d for d in process["deadlocks"]):
-                    problems.append("process %d: %d asyncio tasks (want %d), deadlocks %s"
-                                    % (process["index"], process["asyncio_tasks"], pending,
-                                       process["deadlocks"]))
-        results.check("triage --json of %d processes: identical tasks fold (%d distinct task "
-                      "stacks)" % (PROCESSES, len(truth_stacks(truths[0]))), problems)
+        check_merge(results, "triage --json of the %d --json --pid documents" % PROCESSES,
+                    run([coreanalyze, "triage", "--json"] + documents), stacks)
 
         text = run([coreanalyze, "triage"] + documents)
         output = text.stdout.decode("utf-8", "replace")
