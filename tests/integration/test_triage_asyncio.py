@@ -6,12 +6,14 @@ asyncio.sleep, run_in_executor, gather, a TaskGroup tree) under one interpreter,
 with `coreanalyze --json --pid` and the three documents merged by `coreanalyze triage`. Checked
 against the programs' own view of their tasks (all_tasks() and each task's cr_await chain):
 
-- merged live (`triage --pid`) and from the documents: every pending task's coroutine stack (outermost first) is a path of the merged tree, and the
-  node it ends at counts 3 times as many asyncio tasks as one process has with that stack (or a
-  longer one through it), in processes 0-2: identical stuck tasks fold across the fleet;
+- merged live (`triage --pid`) and from the documents: every pending task's coroutine stack
+  (outermost first) is a path of the merged tree, and the node it ends at counts 3 times as many
+  asyncio tasks as one process has with that stack (or a longer one through it), in processes
+  0-2: identical stuck tasks fold across the fleet;
 - the three processes are one group ("all 3 processes alike"), each with its task deadlock;
 - the text tree shows the folded branches ("[3 asyncio tasks: processes 0-2]") and the group's
-  tasks with what they await ("Awaiting: Future pending, 1 callback").
+  tasks with what they await ("Awaiting: Future pending, 1 callback"); the --html page's script
+  does the same (the DOM headless Chromium builds; skipped without chromium).
 
 Exit status: 0 passed, 1 failed, 77 no interpreter to run the processes with.
 """
@@ -108,6 +110,34 @@ def check_merge(results, label, merged, stacks):
                   % (label, PROCESSES, len(stacks)), problems)
 
 
+def check_html(results, coreanalyze, documents, workdir):
+    """The --html page's own script lists the group's tasks as tasks: the DOM headless Chromium
+    builds from it."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        results.report("SKIP", "triage --html in headless Chromium",
+                       ["chromium is not installed (apt-get install chromium)"])
+        return
+    page = os.path.join(workdir, "triage.html")
+    written = run([coreanalyze, "triage", "--html", page] + documents)
+    profile = tempfile.mkdtemp(prefix="hangpy-chromium-")
+    try:
+        dom = run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                   "--disable-background-networking", "--disable-component-update",
+                   "--disable-sync", "--no-first-run", "--user-data-dir=" + profile,
+                   "--dump-dom", "file://" + page])
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    text = dom.stdout.decode("utf-8", "replace")
+    problems = [] if written.returncode == 0 else ["triage --html: exit %d" % written.returncode]
+    for want in ("asyncio task \"request-handler\"\n    Awaiting: Future pending, 1 callback",
+                 "\u00d73 asyncio tasks alike: ",
+                 "3 asyncio tasks: processes 0-2"):
+        if want not in text:
+            problems.append("the page has no %r" % want)
+    results.check("triage --html in headless Chromium: tasks shown as tasks", problems)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -172,6 +202,7 @@ def main():
         else:
             print(output)
         results.check("triage (text): the folded tasks and what they await", problems)
+        check_html(results, coreanalyze, documents, workdir)
     except (cores.CoreError, subprocess.TimeoutExpired) as error:
         results.report("FAIL", "running the processes", [str(error)])
     finally:
