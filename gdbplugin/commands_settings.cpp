@@ -48,8 +48,8 @@ const CommandList kCommands{
      "Show what hangpy found in the selected process: Python version, threads, warnings.\n"
      "Usage: hangpy\n"
      "hangpy reads Python stacks without Python debug info. Commands: py-bt, py-bt-full,\n"
-     "py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off` shows or\n"
-     "hides Python frames in gdb's bt.",
+     "py-list, py-up, py-down, py-locals, py-print, py-threads, py-deadlock, py-tasks;\n"
+     "`hangpy bt on|off` shows or hides Python frames in gdb's bt.",
      hangpy_status, true},
     {"hangpy bt", "COMMAND_STATUS",
      "Show Python frames in gdb's bt in place of the eval loop's frames (on by default).\n"
