@@ -32,7 +32,7 @@ struct StackHash {
 bool has_native_stacks(const ProcessRecord& process) {
   bool any_python = false;
   for (const ThreadRecord& thread : process.threads) {
-    if (thread.python_frames.empty()) continue;
+    if (thread.python_frames.empty() || thread.asyncio_task) continue;  // a task has no native stack
     any_python = true;
     if (!thread.native_frames) return false;
   }

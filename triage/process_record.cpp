@@ -103,7 +103,6 @@ void add_asyncio_tasks(const nlohmann::json& document, ProcessRecord& record) {
     for (auto frame = stack->rbegin(); frame != stack->rend(); ++frame)  // innermost first there
       if (frame->is_object()) record_of_task.python_frames.push_back(python_frame(*frame));
     if (record_of_task.python_frames.empty()) continue;
-    record_of_task.native_frames = record_of_task.python_frames;
     auto awaits = task.find("awaits");
     if (awaits != task.end() && awaits->is_object()) {
       std::string kind = text_of(*awaits, "kind");

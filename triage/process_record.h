@@ -36,8 +36,9 @@ struct ThreadRecord {
   std::optional<std::string> blocked_kind;         // blocked_on.kind: "lock", "event", ...
   std::optional<std::string> blocked_description;  // blocked_on.description
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
-  // stack (outermost first) and native_frames the same (a task has no native stack of its own);
-  // blocked_kind and blocked_description say what it awaits (awaits.kind, awaits.detail).
+  // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no
+  // native frames; native_frames stays empty); blocked_kind and blocked_description say what it
+  // awaits (awaits.kind, awaits.detail).
   bool asyncio_task = false;
 };
 
