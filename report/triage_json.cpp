@@ -56,15 +56,18 @@ nlohmann::json class_json(const triage::Triage& triage, int c) {
     for (triage::FrameId frame : triage.stacks[folded.stack]) frames.push_back(frame_json(triage.frames[frame]));
     nlohmann::json threads = nlohmann::json::array();
     for (size_t t : folded.threads) {
+      if (threads.size() == kMaxJsonNames) break;
       const triage::ThreadRecord& thread = triage.processes[representative].threads[t];
       threads.push_back({{"name", optional_json(thread.name)},
                          {"native_thread_id", optional_json(thread.native_thread_id)},
                          {"main_thread", thread.main_thread},
                          {"asyncio_task", thread.asyncio_task}});
     }
+    const size_t not_listed = folded.threads.size() - threads.size();
     stacks.push_back({{"count", folded.count},
                       {"asyncio_tasks", folded.tasks},
                       {"threads", std::move(threads)},
+                      {"threads_not_listed", not_listed},
                       {"blocked_on", optional_json(first.blocked_description)},
                       {"blocked_kind", optional_json(first.blocked_kind)},
                       {"frames", std::move(frames)}});

@@ -72,6 +72,10 @@ std::string format_triage_class(const triage::Triage& triage, int class_index) {
     } else {
       std::vector<std::string> names;
       for (size_t t : folded.threads) {
+        if (names.size() == kMaxTextNames) {
+          names.push_back(fmt::format("... ({} more)", folded.threads.size() - kMaxTextNames));
+          break;
+        }
         const triage::ThreadRecord& thread = process.threads[t];
         std::string name = thread.name ? fmt::format("\"{}\"", *thread.name)
                                        : std::string(thread.asyncio_task ? "task" : "thread");

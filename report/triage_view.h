@@ -33,6 +33,10 @@ std::string node_label(const triage::Triage& triage, const triage::TreeNode& nod
 // on their borders.
 std::string class_colour(int class_index);
 inline constexpr const char* kOutlierColour = "#d62728";
+// The threads (or asyncio tasks) of one folded stack named in the text and in the JSON; a server
+// with 20,000 tasks alike gets a count, not 20,000 names.
+inline constexpr size_t kMaxTextNames = 8;
+inline constexpr size_t kMaxJsonNames = 64;
 inline constexpr const char* kSharedColour = "#555555";  // a box of several classes
 
 }  // namespace hangpy::report

@@ -446,3 +446,23 @@ TEST(TriageAsyncio, TasksKeepTheNativeMergeAndTheirCyclesAreDeadlocks) {
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ((*parsed)[0].deadlocks, (std::vector<std::string>{"asyncio tasks holder, waiter await each other"}));
 }
+
+TEST(TriageAsyncio, ThousandsOfTasksAlikeAreCountedNotListed) {
+  std::vector<ProcessRecord> records = services(1, {});
+  ThreadRecord handler = records[0].threads[1];
+  for (int i = 0; i < 20000; ++i) {
+    handler.name = fmt::format("Task-{}", i + 100);
+    records[0].threads.push_back(handler);
+  }
+  Triage triage = merge(std::move(records));
+  std::string text = report::format_triage(triage);
+  EXPECT_NE(text.find("  ×20001 asyncio tasks alike: \"request-handler\", \"Task-100\", \"Task-101\", "
+                      "\"Task-102\", \"Task-103\", \"Task-104\", \"Task-105\", \"Task-106\", ... (19993 more)\n"),
+            std::string::npos) << text.substr(0, 2000);
+  EXPECT_EQ(text.find("Task-107\""), std::string::npos);
+  json document = report::triage_document(triage);
+  const json& stack = document["groups"][0]["stacks"][1];
+  EXPECT_EQ(stack["count"], 20001);
+  EXPECT_EQ(stack["threads"].size(), 64u);
+  EXPECT_EQ(stack["threads_not_listed"], 20001 - 64);
+}
