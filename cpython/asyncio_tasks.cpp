@@ -52,7 +52,16 @@ class TaskReader {
         walker_(memory_, layout_) {}
 
   AsyncioTasks read() {
-    if (a_.task_coro == kAbsent) return result_;
+    if (a_.task_coro == kAbsent) {
+      for (const PythonThread& thread : stacks_.threads) {
+        if (tasks_module_dict(thread.interpreter) == 0) continue;
+        result_.imported = true;
+        result_.unsupported = fmt::format("hangpy does not read asyncio's tasks of Python {}{}",
+                                          layout_.name, layout_.free_threaded ? " yet" : "");
+        break;
+      }
+      return result_;
+    }
     result_.offsets_source = "compiled table";
     prefer_debug_offsets();
     std::vector<uint64_t> interpreters;
@@ -682,6 +691,12 @@ class TaskReader {
       auto& list = found->second->awaited_by;
       if (std::find(list.begin(), list.end(), parent) == list.end()) list.push_back(parent);
     };
+    // An awaited task is named as it is listed (before 3.8 names come from its coroutine).
+    for (AsyncTask& task : result_.tasks) {
+      if (task.awaits != AwaitKind::kTask || task.awaited_tasks.empty()) continue;
+      if (auto found = by_address.find(task.awaited_tasks.front()); found != by_address.end())
+        task.detail = found->second->name;
+    }
     for (const AsyncTask& task : result_.tasks) {
       if (task.awaits == AwaitKind::kLock) continue;  // waiting for a holder is no await of it
       for (uint64_t child : task.awaited_tasks) add_edge(child, task.address);

@@ -55,6 +55,9 @@ struct AsyncTask {
 
 struct AsyncioTasks {
   bool imported = false;  // asyncio.tasks is in some interpreter's sys.modules
+  // Why the tasks were not read although asyncio is imported: the layout table has no asyncio
+  // fields for this version (2.7, 3.6, the free-threaded builds).
+  std::optional<std::string> unsupported;
   size_t total = 0;       // tasks found (tasks.size() unless the cap cut the list)
   std::vector<AsyncTask> tasks;
   // Tasks waiting for each other in a ring (await, gather, lock held): each a deadlock.

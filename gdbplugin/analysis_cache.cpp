@@ -1,5 +1,7 @@
 #include "gdbplugin/analysis_cache.h"
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "gdbplugin/python_error.h"
@@ -11,6 +13,10 @@ namespace {
 constexpr const char* kMissingBinariesRemedy =
     "in gdb: `file EXECUTABLE` for the program, `set sysroot DIR` or `set solib-search-path "
     "DIR` for its libraries";
+
+// As coreanalyze's --max-tasks default: past it the tasks are counted, not read (each read is a
+// call into gdb; Ctrl-C stops a long one anyway).
+constexpr size_t kMaxTasksRead = 10000;
 
 }  // namespace
 
@@ -30,6 +36,7 @@ Session& Session::instance() {
 
 void Session::invalidate() {
   analysis_.reset();
+  tasks_.reset();
   selected_frames_.clear();
   sources_ = report::FileSourceReader();  // files may have changed while the process ran
 }
@@ -64,6 +71,29 @@ const Analysis& Session::analysis() {
     throw UserError("hangpy: " + analysis_->stacks.error().describe() + because);
   }
   return *analysis_;
+}
+
+const cpython::AsyncioTasks& Session::asyncio_tasks() {
+  const Analysis& current = analysis();
+  if (!tasks_) {
+    cpython::AsyncioOptions options;
+    options.max_tasks = kMaxTasksRead;
+    // loop.time() is time.monotonic(), one clock for the whole machine: a live process's sleeps
+    // say how long they have left. A core does not record when it was taken.
+    if (selected_inferior_is_local_process()) {
+      options.monotonic_now = std::chrono::duration<double>(
+          std::chrono::steady_clock::now().time_since_epoch()).count();
+    }
+    cpython::AsyncioTasks tasks = cpython::read_asyncio_tasks(*current.target, *current.stacks, options);
+    if (current.target->gdb_memory().interrupted()) {
+      // The memory now fails every read: nothing of this stop can be trusted or reused.
+      invalidate();
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw PythonErrorSet();
+    }
+    tasks_ = std::move(tasks);
+  }
+  return *tasks_;
 }
 
 ThreadContext Session::current_thread() {

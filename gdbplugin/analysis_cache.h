@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cpython/analyzer.h"
+#include "cpython/asyncio_tasks.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/gdb_target.h"
 #include "report/source_reader.h"
@@ -39,6 +40,10 @@ class Session {
   // The analysis of the selected inferior at this stop, made on first use. Throws UserError when
   // there is no process or no interpreter in it, PythonErrorSet (KeyboardInterrupt) on Ctrl-C.
   const Analysis& analysis();
+  // asyncio's tasks at this stop (py-tasks), read on first use and kept with the analysis.
+  // Throws as analysis() does; a Ctrl-C during the read throws the analysis away too (its
+  // memory then refuses every read).
+  const cpython::AsyncioTasks& asyncio_tasks();
   // The selected thread and its Python thread. Throws UserError when gdb has no thread.
   ThreadContext current_thread();
 
@@ -57,6 +62,7 @@ class Session {
 
  private:
   std::optional<Analysis> analysis_;
+  std::optional<cpython::AsyncioTasks> tasks_;  // of analysis_, once read
   InferiorId analyzed_inferior_;
   std::map<int64_t, size_t> selected_frames_;
   report::FileSourceReader sources_;

@@ -55,8 +55,9 @@ const CommandList kCommands{
      "Show what hangpy found in the selected process: Python version, threads, warnings.\n"
      "Usage: hangpy\n"
      "hangpy " HANGPY_VERSION " reads Python stacks without Python debug info. Commands: py-bt,\n"
-     "py-bt-full, py-list, py-up, py-down, py-locals, py-print, py-threads; `hangpy bt on|off`\n"
-     "shows or hides Python frames in gdb's bt; `hangpy version` names the CPython versions.",
+     "py-bt-full, py-list, py-up, py-down, py-locals, py-print, py-threads, py-deadlock,\n"
+     "py-tasks; `hangpy bt on|off` shows or hides Python frames in gdb's bt; `hangpy version`\n"
+     "names the CPython versions.",
      hangpy_status, true},
     {"hangpy bt", "COMMAND_STATUS",
      "Show Python frames in gdb's bt in place of the eval loop's frames (on by default).\n"

@@ -44,6 +44,23 @@ InferiorId selected_inferior_id() {
                     integer_attribute(inferior.get(), "pid")};
 }
 
+bool selected_inferior_is_local_process() {
+  PyRef inferior = selected_inferior();
+  PyObject* connection = PyObject_GetAttrString(inferior.get(), "connection");
+  if (!connection) {  // a gdb older than 11 has no connections: say nothing about the clock
+    if (python_interrupt_pending()) throw PythonErrorSet();
+    PyErr_Clear();
+    return false;
+  }
+  PyRef connection_ref = PyRef::steal(connection);
+  if (connection == Py_None) return false;
+  PyRef type = checked(PyObject_GetAttrString(connection, "type"));
+  if (!PyUnicode_Check(type.get())) return false;
+  const char* text = PyUnicode_AsUTF8(type.get());
+  if (!text) throw PythonErrorSet();
+  return std::string_view(text) == "native" && integer_attribute(inferior.get(), "pid") > 0;
+}
+
 std::optional<int64_t> selected_thread_lwp() {
   PyRef thread = gdb_call("selected_thread");
   if (thread.get() == Py_None) return std::nullopt;

@@ -30,6 +30,11 @@ struct InferiorId {
 InferiorId selected_inferior_id();
 PyRef selected_inferior();
 
+// Whether the selected inferior is a process running on this machine (gdb's "native"
+// connection), not a core or a remote target: only then does this machine's clock tell the
+// process's time.monotonic().
+bool selected_inferior_is_local_process();
+
 // The LWP of gdb's selected thread; nullopt when there is no thread (no process, no core).
 std::optional<int64_t> selected_thread_lwp();
 

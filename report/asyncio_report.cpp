@@ -89,6 +89,7 @@ void print_tree(const AsyncTask& task, const std::unordered_map<uint64_t, const 
 std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
                                  const cpython::ProcessStacks& stacks) {
   if (!tasks.imported) return "";
+  if (tasks.unsupported) return fmt::format("\nasyncio: imported, but {}\n", *tasks.unsupported);
   std::map<TaskState, size_t> counts;
   for (const AsyncTask& task : tasks.tasks) ++counts[task.state];
   std::string out = fmt::format("\nasyncio: {} task{}", tasks.total, tasks.total == 1 ? "" : "s");
@@ -177,6 +178,10 @@ nlohmann::json frames_json(const AsyncTask& task) {
 
 void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& tasks) {
   if (!tasks.imported) return;
+  if (tasks.unsupported) {
+    document["asyncio"] = {{"unsupported", *tasks.unsupported}};
+    return;
+  }
   nlohmann::json list = nlohmann::json::array();
   for (const AsyncTask& task : tasks.tasks) {
     if (list.size() >= kMaxTasksInJson) break;

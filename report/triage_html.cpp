@@ -131,9 +131,12 @@ function render() {
 function stackText(group) {
   const lines = [];
   for (const stack of group.stacks) {
-    const names = stack.threads.map(t => (t.name ? '"' + t.name + '"' : "thread") + (t.native_thread_id === null ? "" : " (LWP " + t.native_thread_id + ")"));
-    lines.push((stack.count > 1 ? "\u00d7" + stack.count + " threads alike: " : "Thread ") + names.join(", "));
-    if (stack.blocked_on) lines.push("    Blocked on: " + stack.blocked_on);
+    const names = stack.threads.map(t => (t.name ? '"' + t.name + '"' : (t.asyncio_task ? "task" : "thread")) + (t.native_thread_id === null ? "" : " (LWP " + t.native_thread_id + ")"));
+    if (stack.threads_not_listed) names.push("... (" + stack.threads_not_listed + " more)");
+    const tasks = stack.asyncio_tasks === stack.count;
+    lines.push(stack.count > 1 ? "\u00d7" + stack.count + (tasks ? " asyncio tasks" : " threads") + " alike: " + names.join(", ")
+                               : (tasks ? "asyncio task " : "Thread ") + names.join(", "));
+    if (stack.blocked_on) lines.push("    " + (tasks ? "Awaiting: " : "Blocked on: ") + stack.blocked_on);
     for (const f of stack.frames)
       lines.push("    " + (f.kind === "python" ? 'File "' + f.file + '", line ' + f.line + ", in " + f.function : f.function + (f.file ? " in " + f.file : "")));
   }

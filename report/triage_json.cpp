@@ -25,6 +25,8 @@ std::vector<int64_t> as_int64(const std::vector<int>& values) {
 
 nlohmann::json process_json(const triage::Triage& triage, int p) {
   const triage::ProcessRecord& process = triage.processes[p];
+  size_t asyncio_tasks = 0;
+  for (const triage::ThreadRecord& thread : process.threads) asyncio_tasks += thread.asyncio_task ? 1 : 0;
   const triage::ProcessLabels& labels = process.labels;
   return {{"index", p},
           {"name", triage::process_name(triage, p)},
@@ -39,7 +41,8 @@ nlohmann::json process_json(const triage::Triage& triage, int p) {
           {"slurm_procid", optional_json(labels.slurm_procid)},
           {"role", optional_json(labels.role)},
           {"group", triage.class_of[p]},
-          {"threads", process.threads.size()},
+          {"threads", process.threads.size() - asyncio_tasks},
+          {"asyncio_tasks", asyncio_tasks},
           {"deadlocks", process.deadlocks}};
 }
 
@@ -53,13 +56,18 @@ nlohmann::json class_json(const triage::Triage& triage, int c) {
     for (triage::FrameId frame : triage.stacks[folded.stack]) frames.push_back(frame_json(triage.frames[frame]));
     nlohmann::json threads = nlohmann::json::array();
     for (size_t t : folded.threads) {
+      if (threads.size() == kMaxJsonNames) break;
       const triage::ThreadRecord& thread = triage.processes[representative].threads[t];
       threads.push_back({{"name", optional_json(thread.name)},
                          {"native_thread_id", optional_json(thread.native_thread_id)},
-                         {"main_thread", thread.main_thread}});
+                         {"main_thread", thread.main_thread},
+                         {"asyncio_task", thread.asyncio_task}});
     }
+    const size_t not_listed = folded.threads.size() - threads.size();
     stacks.push_back({{"count", folded.count},
+                      {"asyncio_tasks", folded.tasks},
                       {"threads", std::move(threads)},
+                      {"threads_not_listed", not_listed},
                       {"blocked_on", optional_json(first.blocked_description)},
                       {"blocked_kind", optional_json(first.blocked_kind)},
                       {"frames", std::move(frames)}});
@@ -94,7 +102,8 @@ nlohmann::json box_json(const triage::Triage& triage, const std::vector<TriageBo
   nlohmann::json children = nlohmann::json::array();
   for (int child : box.children) children.push_back(box_json(triage, boxes, child));
   return {{"frames", std::move(frames)},
-          {"threads", node.threads},
+          {"threads", node.threads - node.tasks},
+          {"asyncio_tasks", node.tasks},
           {"process_count", node.processes.size()},
           {"processes", triage::compact_ranges(as_int64(node.processes))},
           {"label", node_label(triage, node)},

@@ -31,6 +31,8 @@ void print_box(const triage::Triage& triage, const std::vector<TriageBox>& boxes
 }
 
 std::string thread_title(const triage::ThreadRecord& thread) {
+  if (thread.asyncio_task)
+    return thread.name ? fmt::format("asyncio task \"{}\"", *thread.name) : std::string("asyncio task");
   std::string title = "Thread";
   if (thread.name) title += fmt::format(" \"{}\"", *thread.name);
   if (thread.native_thread_id) title += fmt::format(" (LWP {})", *thread.native_thread_id);
@@ -70,14 +72,22 @@ std::string format_triage_class(const triage::Triage& triage, int class_index) {
     } else {
       std::vector<std::string> names;
       for (size_t t : folded.threads) {
+        if (names.size() == kMaxTextNames) {
+          names.push_back(fmt::format("... ({} more)", folded.threads.size() - kMaxTextNames));
+          break;
+        }
         const triage::ThreadRecord& thread = process.threads[t];
-        std::string name = thread.name ? fmt::format("\"{}\"", *thread.name) : std::string("thread");
+        std::string name = thread.name ? fmt::format("\"{}\"", *thread.name)
+                                       : std::string(thread.asyncio_task ? "task" : "thread");
         if (thread.native_thread_id) name += fmt::format(" (LWP {})", *thread.native_thread_id);
         names.push_back(name);
       }
-      out += fmt::format("  ×{} threads alike: {}\n", folded.count, fmt::join(names, ", "));
+      const bool all_tasks = folded.tasks == folded.count;
+      out += fmt::format("  ×{} {} alike: {}\n", folded.count, all_tasks ? "asyncio tasks" : "threads",
+                         fmt::join(names, ", "));
     }
-    if (first.blocked_description) out += fmt::format("    Blocked on: {}\n", *first.blocked_description);
+    if (first.blocked_description)
+      out += fmt::format("    {}: {}\n", first.asyncio_task ? "Awaiting" : "Blocked on", *first.blocked_description);
     const std::vector<triage::FrameId>& stack = triage.stacks[folded.stack];
     if (stack.empty()) out += "    (no frames)\n";
     for (triage::FrameId frame : stack) out += "    " + frame_line(triage.frames[frame]) + "\n";
@@ -88,10 +98,11 @@ std::string format_triage_class(const triage::Triage& triage, int class_index) {
 std::string format_triage(const triage::Triage& triage) {
   std::string out = triage.verdict.text + "\n";
   for (const std::string& note : triage.notes) out += "note: " + note + "\n";
-  size_t threads = triage.nodes.empty() ? 0 : static_cast<size_t>(triage.nodes[0].threads);
-  out += fmt::format("\nMerged {} stacks of {} process{} ({} thread{}, {} group{}):\n",
+  const int threads = triage.nodes.empty() ? 0 : triage.nodes[0].threads;
+  const int tasks = triage.nodes.empty() ? 0 : triage.nodes[0].tasks;
+  out += fmt::format("\nMerged {} stacks of {} process{} ({}, {} group{}):\n",
                      triage.native ? "native and Python" : "Python", triage.processes.size(),
-                     triage.processes.size() == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
+                     triage.processes.size() == 1 ? "" : "es", count_threads_and_tasks(threads, tasks),
                      triage.classes.size(), triage.classes.size() == 1 ? "" : "s");
   out += format_triage_tree(triage);
   for (size_t c = 0; c < triage.classes.size(); ++c) out += "\n" + format_triage_class(triage, static_cast<int>(c));

@@ -67,8 +67,16 @@ std::string frame_label(const triage::Frame& frame) {
   return fmt::format("`{}` in {}", frame.function, triage::base_name(frame.file));
 }
 
+std::string count_threads_and_tasks(int threads_and_tasks, int tasks) {
+  const int threads = threads_and_tasks - tasks;
+  std::vector<std::string> parts;
+  if (threads > 0 || tasks == 0) parts.push_back(fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"));
+  if (tasks > 0) parts.push_back(fmt::format("{} asyncio task{}", tasks, tasks == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string node_label(const triage::Triage& triage, const triage::TreeNode& node) {
-  return fmt::format("{} thread{}: {}", node.threads, node.threads == 1 ? "" : "s",
+  return fmt::format("{}: {}", count_threads_and_tasks(node.threads, node.tasks),
                      triage::describe_processes(triage, node.processes));
 }
 

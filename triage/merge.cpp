@@ -32,7 +32,7 @@ struct StackHash {
 bool has_native_stacks(const ProcessRecord& process) {
   bool any_python = false;
   for (const ThreadRecord& thread : process.threads) {
-    if (thread.python_frames.empty()) continue;
+    if (thread.python_frames.empty() || thread.asyncio_task) continue;  // a task has no native stack
     any_python = true;
     if (!thread.native_frames) return false;
   }
@@ -73,8 +73,9 @@ std::vector<FoldedStack> fold_threads(const ProcessRecord& process, bool native,
     if (!native && thread.python_frames.empty() && thread.native_frames) continue;
     StackId stack = interner.stack_of(stack_frames(thread, native));
     auto [at, inserted] = position.try_emplace(stack, folded.size());
-    if (inserted) folded.push_back({stack, 0, {}});
+    if (inserted) folded.push_back({stack, 0, 0, {}});
     folded[at->second].count++;
+    if (thread.asyncio_task) folded[at->second].tasks++;
     folded[at->second].threads.push_back(i);
   }
   return folded;
@@ -92,8 +93,9 @@ int child_with_frame(std::vector<TreeNode>& nodes, int parent, FrameId frame) {
   return index;
 }
 
-void add_to_node(TreeNode& node, int process, int count) {
+void add_to_node(TreeNode& node, int process, int count, int tasks) {
   node.threads += count;
+  node.tasks += tasks;
   if (node.processes.empty() || node.processes.back() != process) node.processes.push_back(process);
 }
 
@@ -102,10 +104,10 @@ void build_tree(Triage& triage) {
   for (size_t p = 0; p < triage.folded.size(); ++p) {
     for (const FoldedStack& folded : triage.folded[p]) {
       int node = 0;
-      add_to_node(triage.nodes[0], static_cast<int>(p), folded.count);
+      add_to_node(triage.nodes[0], static_cast<int>(p), folded.count, folded.tasks);
       for (FrameId frame : triage.stacks[folded.stack]) {
         node = child_with_frame(triage.nodes, node, frame);
-        add_to_node(triage.nodes[node], static_cast<int>(p), folded.count);
+        add_to_node(triage.nodes[node], static_cast<int>(p), folded.count, folded.tasks);
       }
     }
   }

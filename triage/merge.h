@@ -18,6 +18,7 @@ using StackId = int;
 struct FoldedStack {
   StackId stack = 0;
   int count = 0;
+  int tasks = 0;  // how many of `count` are asyncio tasks (ThreadRecord::asyncio_task)
   std::vector<size_t> threads;  // indices into ProcessRecord::threads, in the document's order
 };
 
@@ -25,6 +26,7 @@ struct TreeNode {
   FrameId frame = -1;  // -1 for the root
   int parent = -1;
   int threads = 0;              // threads whose stacks pass through here (folded ones counted)
+  int tasks = 0;                // how many of `threads` are asyncio tasks
   std::vector<int> processes;   // indices of the processes with such a thread, ascending
   std::vector<int> children;    // node indices, in the order first seen
 };

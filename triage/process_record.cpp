@@ -1,5 +1,7 @@
 #include "triage/process_record.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace hangpy::triage {
@@ -82,6 +84,53 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
   return record;
 }
 
+// The pending tasks of the document's "asyncio" object: running ones are on their thread's
+// stack already, done ones wait for nothing. A task whose coroutine stack could not be read adds
+// nothing to compare.
+void add_asyncio_tasks(const nlohmann::json& document, ProcessRecord& record) {
+  auto asyncio = document.find("asyncio");
+  if (asyncio == document.end() || !asyncio->is_object()) return;
+  auto tasks = asyncio->find("tasks");
+  if (tasks == asyncio->end() || !tasks->is_array()) return;
+  for (const auto& task : *tasks) {
+    if (!task.is_object() || text_of(task, "state") != "pending") continue;
+    auto stack = task.find("coroutine_stack");
+    if (stack == task.end() || !stack->is_array() || stack->empty()) continue;
+    ThreadRecord record_of_task;
+    record_of_task.asyncio_task = true;
+    std::string name = text_of(task, "name");
+    if (!name.empty()) record_of_task.name = name;
+    for (auto frame = stack->rbegin(); frame != stack->rend(); ++frame)  // innermost first there
+      if (frame->is_object()) record_of_task.python_frames.push_back(python_frame(*frame));
+    if (record_of_task.python_frames.empty()) continue;
+    auto awaits = task.find("awaits");
+    if (awaits != task.end() && awaits->is_object()) {
+      std::string kind = text_of(*awaits, "kind");
+      std::string detail = text_of(*awaits, "detail");
+      if (!kind.empty()) record_of_task.blocked_kind = kind;
+      if (!detail.empty()) record_of_task.blocked_description = detail;
+    }
+    record.threads.push_back(std::move(record_of_task));
+  }
+  // Tasks awaiting each other in a ring: a deadlock of the process, like threads' lock cycles.
+  auto cycles = asyncio->find("cycles");
+  if (cycles == asyncio->end() || !cycles->is_array()) return;
+  std::map<std::string, std::string> names;  // address -> name
+  for (const auto& task : *tasks)
+    if (task.is_object()) names[text_of(task, "address")] = text_of(task, "name");
+  for (const auto& cycle : *cycles) {
+    if (!cycle.is_array() || cycle.empty()) continue;
+    std::vector<std::string> members;
+    for (const auto& address : cycle) {
+      std::string text = address.is_string() ? address.get<std::string>() : std::string("?");
+      auto found = names.find(text);
+      members.push_back(found != names.end() && !found->second.empty() ? found->second : text);
+    }
+    record.deadlocks.push_back(
+        fmt::format("asyncio tasks {} await each other", fmt::join(members, ", ")));
+  }
+}
+
 Expected<ProcessRecord> process_record(const nlohmann::json& document, const std::string& source) {
   if (!document.is_object())
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not a coreanalyze --json document", source));
@@ -109,6 +158,7 @@ Expected<ProcessRecord> process_record(const nlohmann::json& document, const std
       if (native_only.native_frames) record.threads.push_back(std::move(native_only));
     }
   }
+  add_asyncio_tasks(document, record);
   auto deadlocks = document.find("deadlocks");
   if (deadlocks != document.end() && deadlocks->is_array()) {
     for (const auto& cycle : *deadlocks)

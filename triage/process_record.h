@@ -1,5 +1,7 @@
 // One analysed process as the triage sees it: its labels and its threads' stacks, read from a
 // coreanalyze --json document (docs/json-schema.md). Only what the merge compares is kept.
+// asyncio's pending tasks (the document's "asyncio" part) come in as more stacks: a hung asyncio
+// service's work is in tasks no thread runs, and identical stuck tasks of a fleet must fold.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,11 @@ struct ThreadRecord {
   std::optional<std::vector<Frame>> native_frames;
   std::optional<std::string> blocked_kind;         // blocked_on.kind: "lock", "event", ...
   std::optional<std::string> blocked_description;  // blocked_on.description
+  // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
+  // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no
+  // native frames; native_frames stays empty); blocked_kind and blocked_description say what it
+  // awaits (awaits.kind, awaits.detail).
+  bool asyncio_task = false;
 };
 
 struct ProcessRecord {

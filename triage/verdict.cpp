@@ -125,7 +125,10 @@ ClassPlace class_place(const Triage& triage, int class_index) {
                                    [&](StackId a, StackId b) { return score(a) < score(b); });
   std::vector<Frame> frames;
   for (FrameId frame : triage.stacks[best]) frames.push_back(triage.frames[frame]);
-  return {best, place_of(frames), shared_blocked_on(triage, cls, best)};
+  const FoldedStack* folded = folded_stack(triage, representative, best);
+  const bool task = folded != nullptr && !folded->threads.empty() &&
+                    triage.processes[representative].threads[folded->threads.front()].asyncio_task;
+  return {best, place_of(frames), shared_blocked_on(triage, cls, best), task};
 }
 
 std::string describe_class(const Triage& triage, int class_index, bool with_fraction) {
@@ -136,7 +139,9 @@ std::string describe_class(const Triage& triage, int class_index, bool with_frac
   if (!is_plain_role(cls.role)) text += fmt::format(" [{}]", *cls.role);
   ClassPlace where = class_place(triage, class_index);
   text += where.place ? " in " + format_place(*where.place) : " with no Python stack";
-  if (where.blocked_on) text += fmt::format(" (blocked on: {})", *where.blocked_on);
+  if (where.blocked_on)
+    text += fmt::format(" ({}: {})", where.asyncio_task ? "asyncio task awaiting" : "blocked on",
+                        *where.blocked_on);
   // A deadlock inside the processes explains the hang better than any one stack does.
   const bool all_deadlocked = std::all_of(cls.processes.begin(), cls.processes.end(), [&](int p) {
     return !triage.processes[p].deadlocks.empty();

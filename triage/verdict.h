@@ -27,6 +27,7 @@ struct ClassPlace {
   std::optional<StackId> stack;
   std::optional<Place> place;
   std::optional<std::string> blocked_on;
+  bool asyncio_task = false;  // the stack is an asyncio task's: blocked_on is what it awaits
 };
 ClassPlace class_place(const Triage& triage, int class_index);
 

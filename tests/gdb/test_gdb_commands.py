@@ -4,7 +4,9 @@
   py-up / py-down walked past both ends, py-list and py-locals on each selected frame,
   py-print of locals, a global, a builtin and an unknown name; a thread without Python; a
   process without Python; a corrupted frame pointer in a throwaway process (gdb must answer
-  the next command); `load` with another argument; help text of every command.
+  the next command); py-tasks on asyncio tasks (live, on a gcore, and with a task's memory
+  overwritten) against the program's own view of them, and on a process without asyncio;
+  `load` with another argument; help text of every command.
 
   test_gdb_commands.py --interpreter debian-3.11 --hangpy-init build/gdbplugin/hangpy.gdb
 
@@ -29,7 +31,8 @@ import interpreters  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
 COMMANDS_WITH_HELP = ["py-bt", "py-bt-full", "py-list", "py-up", "py-down", "py-locals",
-                      "py-print", "py-threads", "hangpy", "hangpy bt", "hangpy version"]
+                      "py-print", "py-threads", "py-tasks", "hangpy", "hangpy bt",
+                      "hangpy version"]
 # A C expression (needs the interpreter's debug info) for a thread state's innermost-frame
 # pointer, per version; the corruption case runs where the version is listed.
 # version -> (C expression of the first thread's innermost frame pointer, an address that is
@@ -47,6 +50,14 @@ FRAME_POINTER_EXPRESSION = {
 }
 SUMMARY = re.compile(r"^#(\d+) Frame 0x[0-9a-f]+, for file (.*), line (\d+), in (\S+) \(")
 NATIVE_THREAD_PROGRAM = os.path.join(HERE, "programs", "native_thread.py")
+ASYNCIO_PROGRAM = os.path.join(HERE, "programs", "asyncio_tasks.py")
+NOT_IMPORTED = "no asyncio tasks: the process has not imported asyncio"
+# py-tasks' forest: "<tree prefix><name> (<state>[ on thread ...][, awaiting ...])", or
+# "<prefix><name> (shown above)" for a task already printed under another parent, and each
+# task's coroutines, innermost first, one "coroutine <qualname> at <file>:<line>" line each.
+TASK_LINE = re.compile(r"^(?P<prefix>(?:[│ ]   |[├└]── )*)(?P<name>\S.*?) "
+                       r"\((?P<status>(?:pending|running|done|cancelled)\b.*|shown above)\)$")
+COROUTINE_LINE = re.compile(r"^[│ ]*coroutine (?P<name>\S+) at (?P<file>.+):(?P<line>\d+)$")
 
 
 class Checks(object):
@@ -159,7 +170,14 @@ def run_navigation_and_variables(options, interpreter, checks):
             commands += navigation_commands(thread)
             result = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
                                          commands)
+            tasks = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
+                                        [("py-tasks", "py-tasks")]).output("py-tasks")
         version = tuple(int(part) for part in truth["version"].split(".")[:2])
+        # The layout tables have asyncio's fields from 3.7 on; before, py-tasks must not claim
+        # that asyncio was not imported.
+        want = [NOT_IMPORTED] if version >= (3, 7) else [
+            "no asyncio tasks: hangpy does not read asyncio's tasks of Python %s" % truth["version"]]
+        checks.expect(tasks == want, "py-tasks without asyncio: %s, want %s" % (tasks, want))
         check_variables(checks, result, thread["frames"][-1][0], thread, version)
         check_navigation(checks, result, thread)
     finally:
@@ -231,11 +249,12 @@ def run_without_python(options, checks):
     try:
         time.sleep(0.1)
         result = gdb_session.run_gdb(options, gdb_session.target_args_live(sleeper.pid), [
-            ("py-bt", "py-bt"), ("bt", "bt"), ("py-threads", "py-threads")])
+            ("py-bt", "py-bt"), ("bt", "bt"), ("py-threads", "py-threads"),
+            ("py-tasks", "py-tasks")])
     finally:
         sleeper.kill()
         sleeper.wait()
-    for command in ("py-bt", "py-threads"):
+    for command in ("py-bt", "py-threads", "py-tasks"):
         lines = result.output(command)
         checks.expect(len(lines) == 1 and lines[0].startswith("hangpy: no Python interpreter"),
                       "%s without Python: %s" % (command, lines))
@@ -300,6 +319,148 @@ def run_corrupted_frame_pointer(interpreter, init, checks):
     return None
 
 
+def parse_task_forest(lines):
+    """py-tasks' lines -> (header line, deadlock lines, [{"name", "status", "parent",
+    "coroutines": [(name, file, line)]}] for each task line of the forest, in order)."""
+    header = lines[0] if lines else ""
+    deadlocks = [line for line in lines if line.startswith("deadlock: ")]
+    forest_at = lines.index("") + 1 if "" in lines else len(lines)  # after the table
+    nodes = []
+    parents = []  # the task line of each depth above the current line
+    for line in lines[forest_at:]:
+        task = TASK_LINE.match(line)
+        if task:
+            depth = len(task.group("prefix")) // 4
+            del parents[depth:]
+            nodes.append({"name": task.group("name"), "status": task.group("status"),
+                          "parent": parents[-1]["name"] if parents else None,
+                          "coroutines": []})
+            parents.append(nodes[-1])
+            continue
+        coroutine = COROUTINE_LINE.match(line)
+        if coroutine and nodes:
+            nodes[-1]["coroutines"].append((coroutine.group("name"), coroutine.group("file"),
+                                            int(coroutine.group("line"))))
+    return header, deadlocks, nodes
+
+
+def check_tasks(checks, label, lines, truth):
+    """py-tasks' output against the program's ground truth: every task with its coroutine stack,
+    state and place in the awaited-by forest; the deadlock; what the tasks of each role await."""
+    version = tuple(int(part) for part in truth["version"].split(".")[:2])
+    header, deadlocks, nodes = parse_task_forest(lines)
+    tasks = [task for task in truth["tasks"] if not task["done"]]
+    checks.expect(header.startswith("asyncio: %d tasks (%d pending)" % (len(tasks), len(tasks))),
+                  "%s: header %r, want %d pending tasks" % (label, header, len(tasks)))
+    shown = [node for node in nodes if node["status"] != "shown above"]
+    printed = dict((node["name"], node) for node in shown)
+    checks.expect(len(printed) == len(shown) == len(tasks),
+                  "%s: %d tasks in the forest (%d names), want %d: %s"
+                  % (label, len(shown), len(printed), len(tasks), [n["name"] for n in shown]))
+
+    def printed_name(task):
+        if task["name"] is not None:
+            return task["name"]
+        # 3.7's tasks have no name: hangpy names them by coroutine and address.
+        suffix = " at 0x%x" % task["address"]
+        found = [name for name in printed if name.endswith(suffix)]
+        return found[0] if len(found) == 1 else "<task at 0x%x>" % task["address"]
+
+    names = dict((task["address"], printed_name(task)) for task in tasks)
+    for task in tasks:
+        node = printed.get(names[task["address"]])
+        if node is None:
+            checks.expect(False, "%s: task %s not in the forest" % (label, names[task["address"]]))
+            continue
+        checks.expect(node["status"].startswith("pending"),
+                      "%s: %s is %r, want pending" % (label, node["name"], node["status"]))
+        want = [(qualname if version >= (3, 11) else function, path, line)
+                for path, line, function, qualname in task["coroutines"]]
+        # Before 3.11 code objects have no qualname: hangpy may name a coroutine either way.
+        got = [(want[i][0] if i < len(want) and name in (want[i][0], task["coroutines"][i][3])
+                else name, path, line) for i, (name, path, line) in enumerate(node["coroutines"])]
+        checks.expect(got == want, "%s: coroutines of %s: %s, want %s"
+                      % (label, node["name"], node["coroutines"], want))
+    edges = set((node["parent"], node["name"]) for node in nodes if node["parent"] is not None)
+    def name_of(address):  # a task the edges name but all_tasks() did not list
+        return names.get(address, "<unlisted task at 0x%x>" % address)
+
+    want_edges = set((name_of(parent), name_of(child)) for parent, child in truth["edges"])
+    checks.expect(edges == want_edges, "%s: awaited-by edges %s, want %s"
+                  % (label, sorted(edges), sorted(want_edges)))
+    roles = dict((role, printed.get(names.get(address), {"status": "(absent)"})["status"])
+                 for role, address in truth["roles"].items())
+    holder, waiter = names.get(truth["roles"]["holder"]), names.get(truth["roles"]["waiter"])
+    checks.expect(len(deadlocks) == 1 and holder in deadlocks[0] and waiter in deadlocks[0],
+                  "%s: deadlock lines %s, want one naming %s and %s"
+                  % (label, deadlocks, holder, waiter))
+    # The awaited task is named as the forest lists it (3.7's by coroutine and address).
+    awaited_waiter = waiter
+    for role, want in (("request-handler", "awaiting Future pending"),
+                       ("waiter", "awaiting asyncio.Lock held by %s" % holder),
+                       ("holder", "awaiting %s" % awaited_waiter),
+                       ("sleeper", "awaiting asyncio.sleep(3600)"),
+                       ("executor-user", "awaiting run_in_executor, in thread "),
+                       ("gatherer", "awaiting gather of 2 tasks"),
+                       ("tg-root", "awaiting TaskGroup of 1 ")):
+        if role in roles:
+            checks.expect(want in roles[role], "%s: %s is %r, want %r..."
+                          % (label, role, roles[role], want))
+
+
+def run_asyncio_tasks(options, interpreter, checks):
+    """py-tasks on tests/gdb/programs/asyncio_tasks.py: live, on a gcore of it, and live again
+    with one task's object overwritten (py-tasks must still list the others and gdb answer)."""
+    workdir = tempfile.mkdtemp(prefix="hangpy-gdb-")
+    try:
+        with cores.ScenarioProcess(interpreter, ASYNCIO_PROGRAM, workdir) as process:
+            truth = process.wait_for_ground_truth()
+            if "skip" in truth:
+                return truth["skip"]
+            live = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
+                                       [("py-tasks", "py-tasks"), ("again", "py-tasks"),
+                                        ("status", "hangpy")])
+            core = process.take_core("gcore")
+            # Everything of the task object past its reference count and type: its Future state,
+            # its coroutine, its name, what it waits for.
+            victim = truth["roles"]["request-handler"]
+            corrupt = "python gdb.selected_inferior().write_memory(%d, b'\\x41' * 192)" % (
+                victim + 16)
+            broken = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
+                                         [("corrupt", corrupt), ("py-tasks", "py-tasks"),
+                                          ("alive", "echo still answering\\n")])
+            process.kill()
+            from_core = gdb_session.run_gdb(
+                options, gdb_session.target_args_core(interpreter.executable, core),
+                [("py-tasks", "py-tasks")])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    check_tasks(checks, "live", live.output("py-tasks"), truth)
+    checks.expect(live.output("again") == live.output("py-tasks"),
+                  "py-tasks twice at one stop differ: %s" % live.output("again"))
+    counts = [match.group(1) for match in (re.search(r"(\d+) analyses so far", line)
+                                           for line in live.output("status")) if match]
+    checks.expect(counts == ["1"], "py-tasks twice, then hangpy: %s analyses, want 1: %s"
+                  % (counts, live.output("status")))
+    check_tasks(checks, "gcore", from_core.output("py-tasks"), truth)
+    lines = broken.output("py-tasks")
+    checks.expect(broken.output("alive") == ["still answering"],
+                  "gdb after py-tasks on a corrupt task: %s" % broken.output("alive"))
+    _, _, nodes = parse_task_forest(lines)
+    sleeper = [task for task in truth["tasks"] if task["address"] == truth["roles"]["sleeper"]]
+    want = [(c[3] if tuple(int(p) for p in truth["version"].split(".")[:2]) >= (3, 11) else c[2])
+            for c in sleeper[0]["coroutines"]] if sleeper else []
+    survivors = [node for node in nodes if [c[0] for c in node["coroutines"]] == want
+                 and "asyncio.sleep(3600)" in node["status"]]
+    checks.expect(lines[:1] and lines[0].startswith("asyncio: ") and survivors,
+                  "py-tasks with a corrupt task lost the others: %s" % lines)
+    for result in (live, broken, from_core):
+        for line in result.text.splitlines():
+            checks.expect("Python Exception" not in line and "internal error" not in line,
+                          "gdb printed: %s" % line)
+    return None
+
+
 def run_loading_and_help(options, checks):
     sleeper = subprocess.Popen(["sleep", "600"])
     try:
@@ -352,6 +513,7 @@ def main():
         ("process without Python", lambda checks: run_without_python(options, checks)),
         ("corrupted frame pointer",
          lambda checks: run_corrupted_frame_pointer(interpreter, args.hangpy_init, checks)),
+        ("py-tasks", lambda checks: run_asyncio_tasks(options, interpreter, checks)),
         ("load and help", lambda checks: run_loading_and_help(options, checks)),
     ]
     results = Results()

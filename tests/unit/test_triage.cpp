@@ -298,3 +298,171 @@ TEST(TriageRecords, RejectsWhatIsNoDocument) {
   EXPECT_EQ(two->size(), 2u);
   EXPECT_EQ((*two)[1].source, "pids.json[1]");
 }
+
+namespace {
+
+// coreanalyze --json's "asyncio" task (docs/json-schema.md): coroutine_stack innermost first.
+json task_json(const char* address, const char* name, const char* state, std::initializer_list<F> innermost_first,
+               const char* kind = nullptr, const char* detail = nullptr) {
+  json task = {{"address", address}, {"name", name}, {"state", state}, {"thread", nullptr},
+               {"coroutine_stack", frames_json(innermost_first)}, {"awaits", nullptr},
+               {"awaited_by", json::array()}};
+  if (kind) task["awaits"] = {{"kind", kind}, {"object", "0x7f0000009000"}, {"type", "_asyncio.Future"},
+                              {"tasks", json::array()}, {"detail", detail}};
+  return task;
+}
+
+// Asyncio services: the main thread idle in the event loop, a request handler awaiting a Future
+// never set, a sleeper; the ones in `odd` have their handler stuck on a Lock instead. Each also
+// has a running task (on the main thread's stack already), a done one and one whose coroutine
+// stack could not be read: none of those is a stack of its own.
+std::vector<ProcessRecord> services(int n, std::vector<int> odd) {
+  std::vector<ProcessRecord> records;
+  for (int i = 0; i < n; ++i) {
+    const int64_t pid = 2000 + i;
+    const bool is_odd = std::find(odd.begin(), odd.end(), i) != odd.end();
+    json main = thread_json("MainThread", pid, true,
+                            {{"/srv/app.py", 50, "<module>"},
+                             {"/usr/lib/python3.12/asyncio/runners.py", 118, "Runner.run"},
+                             {"/usr/lib/python3.12/selectors.py", 468, "EpollSelector.select"}},
+                            "event_loop", "asyncio event loop");
+    json handler = is_odd ? task_json("0x7f0000001000", "request-handler", "pending",
+                                      {{"/usr/lib/python3.12/asyncio/locks.py", 113, "Lock.acquire"},
+                                       {"/srv/app.py", 14, "handler"}},
+                                      "lock", "asyncio.Lock held by holder")
+                          : task_json("0x7f0000001000", "request-handler", "pending",
+                                      {{"/srv/app.py", 6, "fetch"}, {"/srv/app.py", 8, "handler"}},
+                                      "future", "Future pending, 1 callback");
+    json tasks = json::array(
+        {handler,
+         task_json("0x7f0000002000", "sleeper", "pending",
+                   {{"/usr/lib/python3.12/asyncio/tasks.py", 665, "sleep"}}, "sleep", "asyncio.sleep(3600)"),
+         task_json("0x7f0000003000", "Task-1", "running", {{"/srv/app.py", 46, "main"}}),
+         task_json("0x7f0000004000", "finished", "done", {}),
+         task_json("0x7f0000005000", "unreadable", "pending", {})});
+    json document = {{"process", {{"pid", pid}}},
+                     {"threads", json::array({main})},
+                     {"asyncio", {{"tasks_total", 5}, {"tasks", tasks}, {"cycles", json::array()},
+                                  {"warnings", json::array()}}}};
+    auto parsed = records_from_json(document, fmt::format("service{}.json", i));
+    EXPECT_TRUE(parsed.has_value());
+    records.push_back(std::move(parsed->front()));
+  }
+  return records;
+}
+
+const TreeNode* child_named(const Triage& triage, const TreeNode& node, const std::string& function) {
+  for (int child : node.children)
+    if (triage.frames[triage.nodes[child].frame].function == function) return &triage.nodes[child];
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(TriageAsyncio, PendingTasksAreStacksOutermostFirst) {
+  std::vector<ProcessRecord> records = services(1, {});
+  ASSERT_EQ(records[0].threads.size(), 3u);  // the main thread, request-handler, sleeper
+  const ThreadRecord& handler = records[0].threads[1];
+  EXPECT_TRUE(handler.asyncio_task);
+  EXPECT_FALSE(records[0].threads[0].asyncio_task);
+  EXPECT_EQ(handler.name, "request-handler");
+  ASSERT_EQ(handler.python_frames.size(), 2u);
+  EXPECT_EQ(handler.python_frames[0].function, "handler");
+  EXPECT_EQ(handler.python_frames[1].function, "fetch");
+  EXPECT_EQ(handler.blocked_kind, "future");
+  EXPECT_EQ(handler.blocked_description, "Future pending, 1 callback");
+  EXPECT_EQ(records[0].threads[2].name, "sleeper");
+}
+
+TEST(TriageAsyncio, IdenticalTasksOfAFleetFoldIntoOneBranch) {
+  Triage triage = merge(services(3, {}));
+  const TreeNode& root = triage.nodes[0];
+  EXPECT_EQ(root.threads, 9);  // 3 main threads and 6 tasks
+  EXPECT_EQ(root.tasks, 6);
+  const TreeNode* handler = child_named(triage, root, "handler");
+  ASSERT_NE(handler, nullptr);
+  EXPECT_EQ(handler->threads, 3);
+  EXPECT_EQ(handler->tasks, 3);
+  EXPECT_EQ(handler->processes, (std::vector<int>{0, 1, 2}));
+  ASSERT_EQ(handler->children.size(), 1u);
+  EXPECT_EQ(triage.frames[triage.nodes[handler->children[0]].frame].function, "fetch");
+  const TreeNode* module = child_named(triage, root, "<module>");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->tasks, 0);
+  EXPECT_EQ(triage.classes.size(), 1u);
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);
+
+  std::string text = report::format_triage(triage);
+  EXPECT_NE(text.find("Merged Python stacks of 3 processes (3 threads, 6 asyncio tasks, 1 group):"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("`handler` at app.py:8  [3 asyncio tasks: processes 0-2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("`<module>` at app.py:50  [3 threads: processes 0-2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("  asyncio task \"request-handler\"\n    Awaiting: Future pending, 1 callback\n"
+                      "    File \"/srv/app.py\", line 8, in handler\n"),
+            std::string::npos) << text;
+
+  json document = report::triage_document(triage);
+  EXPECT_EQ(document["tree"]["threads"], 3);
+  EXPECT_EQ(document["tree"]["asyncio_tasks"], 6);
+  EXPECT_EQ(document["processes"][0]["threads"], 1);
+  EXPECT_EQ(document["processes"][0]["asyncio_tasks"], 2);
+  const json& stacks = document["groups"][0]["stacks"];
+  ASSERT_EQ(stacks.size(), 3u);
+  EXPECT_EQ(stacks[1]["asyncio_tasks"], 1);
+  EXPECT_TRUE(stacks[1]["threads"][0]["asyncio_task"].get<bool>());
+  EXPECT_EQ(stacks[1]["blocked_on"], "Future pending, 1 callback");
+  std::string dot = report::triage_dot(triage);
+  EXPECT_NE(dot.find("3 asyncio tasks: processes 0-2"), std::string::npos) << dot;
+}
+
+TEST(TriageAsyncio, TheOddTaskMakesTheOutlierAndSaysWhatItAwaits) {
+  Triage triage = merge(services(4, {2}));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers);
+  EXPECT_NE(triage.verdict.text.find("; process 2 (PID 2002) in `Lock.acquire` at app.py:14 "
+                                     "(asyncio task awaiting: asyncio.Lock held by holder)"),
+            std::string::npos) << triage.verdict.text;
+  std::string text = report::format_triage(triage);
+  EXPECT_NE(text.find("`handler` at app.py:14  [1 asyncio task: process 2 (PID 2002)]  <- outlier"),
+            std::string::npos) << text;
+}
+
+TEST(TriageAsyncio, TasksKeepTheNativeMergeAndTheirCyclesAreDeadlocks) {
+  std::vector<ProcessRecord> records = services(2, {});
+  for (ProcessRecord& record : records) {
+    ThreadRecord& main = record.threads[0];
+    std::vector<Frame> native = {{Frame::Kind::kNative, "__libc_start_main", "/lib/libc.so.6", std::nullopt}};
+    native.insert(native.end(), main.python_frames.begin(), main.python_frames.end());
+    main.native_frames = native;
+  }
+  Triage triage = merge(records);
+  EXPECT_TRUE(triage.native);  // a task's coroutine stack is all of its stack
+  EXPECT_NE(child_named(triage, triage.nodes[0], "handler"), nullptr);
+
+  json document = {{"threads", json::array()},
+                   {"asyncio", {{"tasks", json::array({task_json("0xa", "holder", "pending", {{"/srv/app.py", 12, "holder"}}, "task", "waiter"),
+                                                       task_json("0xb", "waiter", "pending", {{"/srv/app.py", 14, "waiter"}}, "lock", "asyncio.Lock held by holder")})},
+                                {"cycles", json::array({json::array({"0xa", "0xb"})})}}}};
+  auto parsed = records_from_json(document, "cycle.json");
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ((*parsed)[0].deadlocks, (std::vector<std::string>{"asyncio tasks holder, waiter await each other"}));
+}
+
+TEST(TriageAsyncio, ThousandsOfTasksAlikeAreCountedNotListed) {
+  std::vector<ProcessRecord> records = services(1, {});
+  ThreadRecord handler = records[0].threads[1];
+  for (int i = 0; i < 20000; ++i) {
+    handler.name = fmt::format("Task-{}", i + 100);
+    records[0].threads.push_back(handler);
+  }
+  Triage triage = merge(std::move(records));
+  std::string text = report::format_triage(triage);
+  EXPECT_NE(text.find("  ×20001 asyncio tasks alike: \"request-handler\", \"Task-100\", \"Task-101\", "
+                      "\"Task-102\", \"Task-103\", \"Task-104\", \"Task-105\", \"Task-106\", ... (19993 more)\n"),
+            std::string::npos) << text.substr(0, 2000);
+  EXPECT_EQ(text.find("Task-107\""), std::string::npos);
+  json document = report::triage_document(triage);
+  const json& stack = document["groups"][0]["stacks"][1];
+  EXPECT_EQ(stack["count"], 20001);
+  EXPECT_EQ(stack["threads"].size(), 64u);
+  EXPECT_EQ(stack["threads_not_listed"], 20001 - 64);
+}
