@@ -512,7 +512,7 @@ class TaskReader {
         if (kind == "Lock") {
           task.awaits = AwaitKind::kLock;
           task.detail = "asyncio.Lock";
-          find_lock_holders(task, self);
+          note_lock_wait(task, self);
         } else if (kind == "Event") {
           task.awaits = AwaitKind::kEvent;
           task.detail = "asyncio.Event";
@@ -569,9 +569,9 @@ class TaskReader {
     task.detail += fmt::format(", due in {:.0f} s", std::max(0.0, *due - *options_.monotonic_now));
   }
 
-  // asyncio.Lock records no owner: the holder is the task whose coroutine frames hold the lock,
-  // a local or on the value stack (`async with lock:` keeps its bound __aexit__ there).
-  void find_lock_holders(AsyncTask& waiter, uint64_t lock) {
+  // asyncio.Lock records no owner: its holder is found once every task is read (link_awaited_by:
+  // the task whose coroutine frames keep the lock on their value stack).
+  void note_lock_wait(const AsyncTask& waiter, uint64_t lock) {
     lock_waits_.emplace_back(waiter.address, lock);
   }
 
