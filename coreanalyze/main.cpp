@@ -187,7 +187,11 @@ int main(int argc, char** argv) {
   why.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
   const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
   std::optional<cpython::AsyncioTasks> tasks;
-  if (line.tasks) tasks = cpython::read_asyncio_tasks(analyzed, *stacks, {.max_tasks = line.max_tasks});
+  if (line.tasks) {
+    cpython::AsyncioOptions task_options;
+    task_options.max_tasks = line.max_tasks;
+    tasks = cpython::read_asyncio_tasks(analyzed, *stacks, task_options);
+  }
 
   // The snapshot comes before the output (the text output reads source files, which are no part
   // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all
