@@ -12,15 +12,14 @@ namespace {
 
 constexpr const char* kCapsuleName = "hangpy.CommandSpec";
 
-// invoke(self, argument, from_tty), bound to one CommandSpec through the capsule.
+// invoke(argument, from_tty), bound to one CommandSpec through the capsule.
 PyObject* invoke(PyObject* capsule, PyObject* args) {
   return guarded([&]() -> PyObject* {
     auto* spec = static_cast<const CommandSpec*>(PyCapsule_GetPointer(capsule, kCapsuleName));
     if (!spec) throw PythonErrorSet();
-    PyObject* self;
     const char* argument;
     PyObject* from_tty;
-    if (!PyArg_ParseTuple(args, "OsO", &self, &argument, &from_tty)) throw PythonErrorSet();
+    if (!PyArg_ParseTuple(args, "sO", &argument, &from_tty)) throw PythonErrorSet();
     spec->run(argument);
     Py_RETURN_NONE;
   });
@@ -38,9 +37,10 @@ std::vector<CommandSpec>& all_specs() {
 PyRef make_command(const CommandSpec& spec, PyObject* command_base) {
   PyRef capsule = checked(PyCapsule_New(const_cast<CommandSpec*>(&spec), kCapsuleName, nullptr));
   PyRef function = checked(PyCFunction_New(&kInvokeDef, capsule.get()));
-  PyRef method = checked(PyInstanceMethod_New(function.get()));
+  // A built-in function in a class dict is no descriptor: gdb's self.invoke(argument, from_tty)
+  // calls it without self (PyInstanceMethod_New, which would bind it, is outside the Stable ABI).
   PyRef doc = checked(PyUnicode_FromString(spec.help));
-  PyRef namespace_dict = checked(Py_BuildValue("{s:O,s:O}", "invoke", method.get(), "__doc__",
+  PyRef namespace_dict = checked(Py_BuildValue("{s:O,s:O}", "invoke", function.get(), "__doc__",
                                                doc.get()));
   std::string class_name = std::string("HangpyCommand_") + spec.name;
   PyRef type_args = checked(Py_BuildValue("(s(O)O)", class_name.c_str(), command_base,

@@ -19,9 +19,9 @@ namespace {
 std::map<int64_t, int64_t> gdb_thread_numbers() {
   std::map<int64_t, int64_t> numbers;
   PyRef threads = checked(PyObject_CallMethod(selected_inferior().get(), "threads", nullptr));
-  PyRef sequence = checked(PySequence_Fast(threads.get(), "threads() is not a sequence"));
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.get()); ++i) {
-    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+  PyRef sequence = checked(PySequence_Tuple(threads.get()));
+  for (Py_ssize_t i = 0; i < PyTuple_Size(sequence.get()); ++i) {
+    PyObject* thread = PyTuple_GetItem(sequence.get(), i);
     PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
     PyRef number = checked(PyObject_GetAttrString(thread, "num"));
     if (!PyTuple_Check(ptid.get()) || PyTuple_Size(ptid.get()) < 2) continue;

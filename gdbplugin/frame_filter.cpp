@@ -85,7 +85,7 @@ void install_frame_filter(PyObject* module) {
   checked(PyEval_EvalCode(code.get(), globals, globals));
   PyObject* register_function = PyDict_GetItemString(globals, "register_frame_filter");
   if (!register_function) throw UserError("hangpy: frame_filter.py has no register_frame_filter");
-  checked(PyObject_CallNoArgs(register_function));
+  checked(PyObject_CallObject(register_function, nullptr));
 }
 
 }  // namespace hangpy::gdbplugin

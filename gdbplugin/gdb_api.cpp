@@ -56,9 +56,9 @@ bool selected_inferior_is_local_process() {
   if (connection == Py_None) return false;
   PyRef type = checked(PyObject_GetAttrString(connection, "type"));
   if (!PyUnicode_Check(type.get())) return false;
-  const char* text = PyUnicode_AsUTF8(type.get());
+  auto text = utf8_of(type.get());
   if (!text) throw PythonErrorSet();
-  return std::string_view(text) == "native" && integer_attribute(inferior.get(), "pid") > 0;
+  return *text == "native" && integer_attribute(inferior.get(), "pid") > 0;
 }
 
 std::optional<int64_t> selected_thread_lwp() {
@@ -92,13 +92,23 @@ std::optional<uint64_t> symbol_address(std::string_view name) {
   return address;
 }
 
+std::optional<std::string> utf8_of(PyObject* text) {
+  PyObject* bytes = PyUnicode_AsUTF8String(text);
+  if (!bytes) return std::nullopt;
+  PyRef owner = PyRef::steal(bytes);
+  char* data = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_AsStringAndSize(bytes, &data, &size) != 0) return std::nullopt;
+  return std::string(data, static_cast<size_t>(size));
+}
+
 std::string python_repr(std::string_view text) {
   PyRef string = checked(PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()),
                                               "replace"));
   PyRef repr = checked(PyObject_Repr(string.get()));
-  const char* utf8 = PyUnicode_AsUTF8(repr.get());
+  auto utf8 = utf8_of(repr.get());
   if (!utf8) throw PythonErrorSet();
-  return utf8;
+  return *utf8;
 }
 
 }  // namespace hangpy::gdbplugin

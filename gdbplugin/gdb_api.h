@@ -45,4 +45,8 @@ std::optional<uint64_t> symbol_address(std::string_view name);
 // Python's repr() of a str, as libpython.py prints names ('x', "it's").
 std::string python_repr(std::string_view text);
 
+// A str's UTF-8 text; nullopt with the Python error set when it is none. (PyUnicode_AsUTF8 is
+// in the Stable ABI only from 3.10: this goes through a bytes object, which is.)
+std::optional<std::string> utf8_of(PyObject* text);
+
 }  // namespace hangpy::gdbplugin

@@ -64,7 +64,7 @@ std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function
     if (PyObject* name = PyObject_CallMethod(frame.get(), "name", nullptr)) {
       PyRef name_ref = PyRef::steal(name);
       if (PyUnicode_Check(name)) {
-        if (const char* utf8 = PyUnicode_AsUTF8(name)) found.name = utf8;
+        if (auto utf8 = utf8_of(name)) found.name = *utf8;
         else PyErr_Clear();
       }
     } else {

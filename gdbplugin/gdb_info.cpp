@@ -20,12 +20,10 @@ std::optional<std::string> execute_to_string(const char* command) {
     return std::nullopt;
   }
   PyRef output_ref = PyRef::steal(output);
-  const char* text = PyUnicode_Check(output) ? PyUnicode_AsUTF8(output) : nullptr;
-  if (!text) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  return std::string(text);
+  std::optional<std::string> text;
+  if (PyUnicode_Check(output)) text = utf8_of(output);
+  if (!text) PyErr_Clear();
+  return text;
 }
 
 // gdb.Inferior.connection (gdb 12 on) says "core" for a core file; without it, `info target`
@@ -198,8 +196,9 @@ std::vector<std::string> frame_names(size_t max_frames) {
   while (frame && frame != Py_None && names.size() < max_frames) {
     PyRef frame_ref = PyRef::steal(frame);
     PyObject* name = PyObject_CallMethod(frame, "name", nullptr);
-    const char* text = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
-    names.push_back(text ? text : "");
+    std::optional<std::string> text;
+    if (name && PyUnicode_Check(name)) text = utf8_of(name);
+    names.push_back(text ? *text : "");
     Py_XDECREF(name);
     PyErr_Clear();
     frame = PyObject_CallMethod(frame, "older", nullptr);
@@ -220,11 +219,11 @@ std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::se
   SelectionRestorer restore;
   PyRef parse_and_eval = checked(PyObject_GetAttrString(gdb_module(), "parse_and_eval"));
   PyRef list = checked(PyObject_CallMethod(selected_inferior().get(), "threads", nullptr));
-  PyRef sequence = checked(PySequence_Fast(list.get(), "threads() is not a sequence"));
+  PyRef sequence = checked(PySequence_Tuple(list.get()));
   static constexpr std::array<const char*, 6> kArguments = {"$rdi", "$rsi", "$rdx",
                                                             "$r10", "$r8",  "$r9"};
-  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.get()); ++i) {
-    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+  for (Py_ssize_t i = 0; i < PyTuple_Size(sequence.get()); ++i) {
+    PyObject* thread = PyTuple_GetItem(sequence.get(), i);
     ThreadWaitState state;
     PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
     if (PyTuple_Check(ptid.get()) && PyTuple_Size(ptid.get()) >= 2)

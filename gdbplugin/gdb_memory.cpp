@@ -42,14 +42,21 @@ bool GdbMemory::read_from_gdb(uint64_t address, std::span<std::byte> out) const 
     return false;
   }
   PyRef owner = PyRef::steal(buffer_object);
-  Py_buffer view;
-  if (PyObject_GetBuffer(buffer_object, &view, PyBUF_SIMPLE) != 0) {
+  // The Stable ABI has buffers only from 3.11: the memory view is copied into a bytes object.
+  PyObject* bytes = PyObject_Bytes(buffer_object);
+  if (!bytes) {
     PyErr_Clear();
     return false;
   }
-  bool complete = static_cast<size_t>(view.len) == out.size();
-  if (complete) std::memcpy(out.data(), view.buf, out.size());
-  PyBuffer_Release(&view);
+  PyRef bytes_owner = PyRef::steal(bytes);
+  char* data = nullptr;
+  Py_ssize_t size = 0;
+  if (PyBytes_AsStringAndSize(bytes, &data, &size) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool complete = static_cast<size_t>(size) == out.size();
+  if (complete) std::memcpy(out.data(), data, out.size());
   return complete;
 }
 

@@ -99,14 +99,14 @@ std::vector<cpython::MappedModule> GdbTarget::modules() const {
 
 std::vector<cpython::NativeThread> GdbTarget::list_threads() const {
   PyRef list = checked(PyObject_CallMethod(inferior_.get(), "threads", nullptr));
-  PyRef sequence = checked(PySequence_Fast(list.get(), "threads() is not a sequence"));
+  PyRef sequence = checked(PySequence_Tuple(list.get()));
   std::vector<cpython::NativeThread> threads;
   // Threads gdb has no handle for (no libthread_db: a core without its binaries, a snapshot).
   std::vector<PyRef> without_handle;
   std::vector<size_t> without_handle_index;
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.get());
+  Py_ssize_t count = PyTuple_Size(sequence.get());
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject* thread = PySequence_Fast_GET_ITEM(sequence.get(), i);
+    PyObject* thread = PyTuple_GetItem(sequence.get(), i);
     PyRef ptid = checked(PyObject_GetAttrString(thread, "ptid"));
     cpython::NativeThread native;
     if (PyTuple_Check(ptid.get()) && PyTuple_Size(ptid.get()) >= 2)
@@ -130,16 +130,16 @@ std::vector<cpython::MappedModule> GdbTarget::list_modules() const {
   // Only the paths are of use to the engine (the version probe reads file names): the files gdb
   // loaded, then the files the process maps, which gdb knows even when it has none of them.
   PyRef objfiles = gdb_call("objfiles");
-  PyRef sequence = checked(PySequence_Fast(objfiles.get(), "objfiles() is not a sequence"));
+  PyRef sequence = checked(PySequence_Tuple(objfiles.get()));
   std::vector<cpython::MappedModule> modules;
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.get());
+  Py_ssize_t count = PyTuple_Size(sequence.get());
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyRef name = checked(PyObject_GetAttrString(PySequence_Fast_GET_ITEM(sequence.get(), i),
+    PyRef name = checked(PyObject_GetAttrString(PyTuple_GetItem(sequence.get(), i),
                                                 "filename"));
     if (!PyUnicode_Check(name.get())) continue;
-    const char* path = PyUnicode_AsUTF8(name.get());
+    auto path = utf8_of(name.get());
     if (!path) throw PythonErrorSet();
-    modules.push_back(cpython::MappedModule{path, 0, 0, 0});
+    modules.push_back(cpython::MappedModule{*path, 0, 0, 0});
   }
   std::map<std::string, size_t> mapped_index;  // a file mapped in several pieces is one module
   for (const MappedFile& file : mapped_files()) {

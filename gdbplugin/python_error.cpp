@@ -1,5 +1,7 @@
 #include "gdbplugin/python_error.h"
 
+#include "gdbplugin/gdb_api.h"
+
 namespace hangpy::gdbplugin {
 
 bool python_interrupt_pending() {
@@ -17,7 +19,7 @@ std::string take_python_error_message() {
   if (value) {
     PyRef text = PyRef::steal(PyObject_Str(value));
     if (text) {
-      if (const char* utf8 = PyUnicode_AsUTF8(text.get())) message = utf8;
+      if (auto utf8 = utf8_of(text.get())) message = *utf8;
     }
   }
   PyErr_Clear();  // anything the conversion itself raised

@@ -3,6 +3,9 @@
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
+// CPython's Stable ABI as of 3.6: one module for the Python of every gdb (Debian 11's 3.9,
+// 12's 3.11, 13's 3.13, RHEL 8's 3.6), whatever headers it is built with.
+#define Py_LIMITED_API 0x03060000
 #include <Python.h>
 
 #include <utility>
