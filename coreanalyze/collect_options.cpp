@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
-#include <sstream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -110,16 +109,9 @@ std::string default_node_name() {
 
 std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& options) {
   if (vm.count("pid")) {
-    for (const std::string& given : vm["pid"].as<std::vector<std::string>>()) {
-      std::stringstream list(given);
-      for (std::string part; std::getline(list, part, ',');) {
-        auto pid = parse_decimal<int>(part);
-        if (!pid || *pid <= 0) {
-          fmt::print(stderr, "coreanalyze collect: --pid wants a process id, not '{}'\n", part);
-          return kExitUsage;
-        }
-        options.root_pids.push_back(*pid);
-      }
+    if (auto bad = append_pid_lists(vm["pid"].as<std::vector<std::string>>(), options.root_pids)) {
+      fmt::print(stderr, "coreanalyze collect: --pid wants a process id, not '{}'\n", *bad);
+      return kExitUsage;
     }
   }
   if (vm.count("name")) options.name_pattern = vm["name"].as<std::string>();

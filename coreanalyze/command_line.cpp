@@ -164,16 +164,9 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
       }
     }
   }
-  for (const std::string& given : vm["pid"].as<std::vector<std::string>>()) {
-    std::stringstream list(given);
-    for (std::string part; std::getline(list, part, ',');) {
-      auto pid = parse_decimal<int>(part);
-      if (!pid || *pid <= 0) {
-        fmt::print(stderr, "coreanalyze: --pid wants a process id, not '{}'\n", part);
-        return kExitUsage;
-      }
-      line.pids.push_back(*pid);
-    }
+  if (auto bad = append_pid_lists(vm["pid"].as<std::vector<std::string>>(), line.pids)) {
+    fmt::print(stderr, "coreanalyze: --pid wants a process id, not '{}'\n", *bad);
+    return kExitUsage;
   }
   line.nonblocking = vm.count("nonblocking") > 0;
   if (vm.count("max-stop")) {

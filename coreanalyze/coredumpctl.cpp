@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "base/last_line.h"
+
 extern char** environ;
 
 namespace hangpy::coreanalyze {
@@ -26,14 +28,6 @@ std::optional<std::string> find_in_path(const std::string& program) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return std::nullopt;
-}
-
-std::string last_line(const std::string& text) {
-  std::string line;
-  std::stringstream lines(text);
-  for (std::string each; std::getline(lines, each);)
-    if (!each.empty()) line = each;
-  return line;
 }
 
 }  // namespace

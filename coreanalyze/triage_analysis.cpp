@@ -16,20 +16,13 @@
 
 #include <fmt/format.h>
 
+#include "base/last_line.h"
 #include "coreanalyze/exit_codes.h"
 
 extern char** environ;
 
 namespace hangpy::coreanalyze {
 namespace {
-
-std::string last_line(const std::string& text) {
-  std::string line;
-  std::stringstream lines(text);
-  for (std::string each; std::getline(lines, each);)
-    if (!each.empty()) line = each;
-  return line;
-}
 
 std::string read_descriptor(int fd) {
   std::string text;

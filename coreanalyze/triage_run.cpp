@@ -1,7 +1,6 @@
 #include "coreanalyze/triage_run.h"
 
 #include <iostream>
-#include <sstream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -87,16 +86,9 @@ std::optional<int> parse_triage_line(int argc, char** argv, TriageLine& line) {
   }
   if (vm.count("input")) line.paths = vm["input"].as<std::vector<std::string>>();
   if (vm.count("pid")) {
-    for (const std::string& given : vm["pid"].as<std::vector<std::string>>()) {
-      std::stringstream list(given);
-      for (std::string part; std::getline(list, part, ',');) {
-        auto pid = parse_decimal<int>(part);
-        if (!pid || *pid <= 0) {
-          fmt::print(stderr, "coreanalyze triage: --pid wants a process id, not '{}'\n", part);
-          return kExitUsage;
-        }
-        line.pids.push_back(*pid);
-      }
+    if (auto bad = append_pid_lists(vm["pid"].as<std::vector<std::string>>(), line.pids)) {
+      fmt::print(stderr, "coreanalyze triage: --pid wants a process id, not '{}'\n", *bad);
+      return kExitUsage;
     }
   }
   if (line.paths.empty() && line.pids.empty()) {

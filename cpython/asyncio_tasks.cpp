@@ -250,14 +250,8 @@ class TaskReader {
     if (!type) return false;
     uint64_t current = *type;
     for (size_t depth = 0; current != 0 && depth < kMaxTypeDepth; ++depth) {
-      auto cached = type_names_.find(current);
-      if (cached == type_names_.end()) {
-        std::string text;
-        if (auto pointer = read_at<uint64_t>(memory_, current, layout_.object.tp_name))
-          if (auto read = read_c_string(memory_, *pointer, kMaxTypeName)) text = *read;
-        cached = type_names_.emplace(current, text).first;
-      }
-      if (cached->second == name) return true;
+      auto type_name = objects_.name_of_type(current);
+      if (type_name && *type_name == name) return true;
       auto base = read_at<uint64_t>(memory_, current, layout_.instances.type_base);
       if (!base) return false;
       current = *base;
@@ -770,7 +764,6 @@ class TaskReader {
   std::unordered_set<uint64_t> seen_;
   std::unordered_set<uint64_t> running_;
   std::unordered_map<uint64_t, uint64_t> running_thread_;
-  std::unordered_map<uint64_t, std::string> type_names_;
   std::vector<std::pair<uint64_t, uint64_t>> lock_waits_;  // (waiting task, lock)
   std::unordered_map<uint64_t, size_t> callback_counts_;   // by future
 };

@@ -35,12 +35,16 @@ Expected<uint64_t> ObjectReader::type_of(uint64_t object) const {
 Expected<std::string> ObjectReader::type_name(uint64_t object) const {
   auto type = type_of(object);
   if (!type) return std::unexpected(type.error());
-  if (auto cached = type_names_.find(*type); cached != type_names_.end()) return cached->second;
-  auto name_pointer = read_pointer(memory_, *type + layout_.object.tp_name);
+  return name_of_type(*type);
+}
+
+Expected<std::string> ObjectReader::name_of_type(uint64_t type) const {
+  if (auto cached = type_names_.find(type); cached != type_names_.end()) return cached->second;
+  auto name_pointer = read_pointer(memory_, type + layout_.object.tp_name);
   if (!name_pointer) return std::unexpected(name_pointer.error());
   auto name = read_c_string(memory_, *name_pointer, kMaxTypeName);
   if (!name) return std::unexpected(name.error());
-  type_names_.emplace(*type, *name);
+  type_names_.emplace(type, *name);
   return *name;
 }
 

@@ -27,6 +27,8 @@ class ObjectReader {
   Expected<uint64_t> type_of(uint64_t object) const;
   // tp_name of the object's type ("code", "frame", "str").
   Expected<std::string> type_name(uint64_t object) const;
+  // tp_name of a type object itself (a base class, say).
+  Expected<std::string> name_of_type(uint64_t type) const;
   // Fails with kCorrupt when the object is not of the type named.
   Expected<void> expect_type(uint64_t object, std::string_view expected_name) const;
 
