@@ -151,6 +151,22 @@ def truth_tree(truth):
     return set(task["name"] for task in tasks.values()), edges
 
 
+def sleep_time_left_case(document):
+    """Live, the hour-long sleep says how long it has left (loop.time() is time.monotonic(),
+    which coreanalyze reads too): under an hour, and not less than the test could have taken."""
+    problems = []
+    sleeps = [task for task in (document.get("asyncio") or {}).get("tasks") or []
+              if (task.get("awaits") or {}).get("detail", "").startswith("asyncio.sleep(3600)")]
+    if not sleeps:
+        return ["no task awaits asyncio.sleep(3600)"]
+    for task in sleeps:
+        match = re.search(r", due in (\d+) s$", task["awaits"]["detail"])
+        if not match or not 3000 <= int(match.group(1)) <= 3600:
+            problems.append("%s: %r, want ', due in N s' with N from 3000 to 3600"
+                            % (task.get("name"), task["awaits"]["detail"]))
+    return problems
+
+
 def pstree_case(interpreter, process, live_document):
     """`python -m asyncio pstree PID` (3.14+, run where the process runs) against coreanalyze's
     --pid reading and the ground truth."""
@@ -228,6 +244,8 @@ def interpreter_cases(coreanalyze, name, interpreter, workdir):
         for check, problems in reading_cases(truth, code, out, err, text):
             yield "--pid: " + check, problems
         live_document = json.loads(out) if code == 0 else None
+        if live_document is not None:
+            yield "--pid: a sleep's time left", sleep_time_left_case(live_document)
 
         snapshot = os.path.join(workdir, "live.core")
         started = time.time()
