@@ -68,24 +68,42 @@ def main():
     results = Results()
     for name, interpreter in interpreters.each_installed(
             args.interpreter or interpreters.names("integration"), results):
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-calls-")
         try:
-            kind = "gcore"  # gcore of a chrooted process loses other threads' stacks
-            if interpreter.root and not cores.kernel_core_unavailable_reason():
-                kind = "kernel"
-            with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
-                                       raise_core_limit=(kind == "kernel")) as process:
-                truth = process.wait_for_ground_truth()
-                core = process.take_core(kind)
-            results.check(name, check_core(args.coreanalyze, core, interpreter, truth))
+            # Known flake (bullseye's 2.7, about 1 core in 10 on a loaded machine): the object of
+            # sorted() is on no native stack slot the scan reads, only list.sort's is. A second
+            # process and core must then pass; both failing is a failure, and a pass on the
+            # second try says so.
+            problems = run_once(args.coreanalyze, interpreter)
+            if problems:
+                first = problems
+                problems = [p + " (and again on a second core)"
+                            for p in run_once(args.coreanalyze, interpreter)]
+                if not problems:
+                    print("note: %s passed on a second core; the first said: %s"
+                          % (name, "; ".join(first)))
+            results.check(name, problems)
         except NoEvalLoopFrames:
             results.report("SKIP", name, ["no eval-loop frame in the native stacks (no symbol "
                                           "for it): the Python frames cannot be placed"])
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
             results.check(name, ["%s: %s" % (type(error).__name__, error)])
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
     return results.finish(skip_when_none_ran=True)
+
+
+def run_once(coreanalyze, interpreter):
+    """Runs the program, takes its core and returns the problems check_core finds."""
+    workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-calls-")
+    try:
+        kind = "gcore"  # gcore of a chrooted process loses other threads' stacks
+        if interpreter.root and not cores.kernel_core_unavailable_reason():
+            kind = "kernel"
+        with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
+                                   raise_core_limit=(kind == "kernel")) as process:
+            truth = process.wait_for_ground_truth()
+            core = process.take_core(kind)
+        return check_core(coreanalyze, core, interpreter, truth)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
