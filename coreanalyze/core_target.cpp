@@ -69,6 +69,14 @@ uint64_t program_headers_end(std::span<const std::byte> image) {
   return header.e_phoff + uint64_t{header.e_phentsize} * header.e_phnum;
 }
 
+// The debuginfod client when DEBUGINFOD_URLS asks for one; a warning when it cannot start.
+std::unique_ptr<symbols::DebuginfodFetch> start_debuginfod(std::vector<std::string>& warnings) {
+  std::string why_not;
+  std::unique_ptr<symbols::DebuginfodFetch> fetch = symbols::DebuginfodFetch::from_environment(why_not);
+  if (!why_not.empty()) warnings.push_back(why_not);
+  return fetch;
+}
+
 // The files behind the modules, found on this machine and opened on first need: a PyTorch
 // process maps some 300 files, and an analysis reads from a handful of them.
 class ModuleFiles {
@@ -78,7 +86,7 @@ class ModuleFiles {
       : resolver_(std::move(resolver)),
         enabled_(enabled),
         warnings_(warnings),
-        debuginfod_(enabled ? symbols::DebuginfodFetch::from_environment() : nullptr) {}
+        debuginfod_(enabled ? start_debuginfod(warnings) : nullptr) {}
 
   // The module's file, or nullptr when it is missing or not an ELF file. The first call looks it
   // up (by build-id when the core saved one) and may add a warning (unreadable file, build-id

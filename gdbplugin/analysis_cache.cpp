@@ -30,8 +30,12 @@ const cpython::PythonThread* Analysis::thread_for_lwp(int64_t lwp) const {
 }
 
 Session& Session::instance() {
-  static Session session;
-  return session;
+  // Never destroyed: a cached analysis holds Python objects, and gdb finalizes Python before the
+  // process's static destructors run, so releasing them then aborts gdb ("PyThreadState_Get: the
+  // GIL is released"). That happened when no event had emptied the cache before gdb exited (an
+  // import that failed halfway, before the events were connected).
+  static Session* session = new Session;
+  return *session;
 }
 
 void Session::invalidate() {

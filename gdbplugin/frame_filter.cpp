@@ -80,6 +80,12 @@ void install_frame_filter(PyObject* module) {
     PyRef function = checked(PyCFunction_NewEx(&helper, nullptr, nullptr));
     if (PyDict_SetItemString(globals, helper.ml_name, function.get()) != 0) throw PythonErrorSet();
   }
+  // Before 3.10 Python runs code whose globals lack __builtins__ with no built-ins at all (the
+  // frame filter's imports fail: "__import__ not found"), and an extension module's dict has none.
+  if (!PyDict_GetItemString(globals, "__builtins__") &&
+      PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) != 0) {
+    throw PythonErrorSet();
+  }
   PyRef code = checked(Py_CompileString(kFrameFilterSource, "hangpy/frame_filter.py",
                                         Py_file_input));
   checked(PyEval_EvalCode(code.get(), globals, globals));

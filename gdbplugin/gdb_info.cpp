@@ -1,5 +1,6 @@
 #include "gdbplugin/gdb_info.h"
 
+#include <cctype>
 #include <regex>
 #include <string_view>
 
@@ -131,6 +132,10 @@ std::vector<MappedFile> mapped_files() {
     file.start = std::stoull(match[1].str(), nullptr, 16);
     file.end = std::stoull(match[2].str(), nullptr, 16);
     file.path = match[3].str();
+    // gdb 16 pads the last column of a core's mappings with a space.
+    while (!file.path.empty() && std::isspace(static_cast<unsigned char>(file.path.back()))) {
+      file.path.pop_back();
+    }
     files.push_back(std::move(file));
   }
   return files;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <cctype>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -50,7 +51,15 @@ std::string finalizing_thread(const cpython::ProcessStacks& stacks) {
 }  // namespace
 
 std::string signal_name(int number) {
-  if (const char* abbreviation = sigabbrev_np(number)) return fmt::format("SIG{}", abbreviation);
+  // Linux's numbering (the target's, which is what a core records), written out rather than asked
+  // of glibc's sigabbrev_np: that call is glibc 2.32's, and the portable build runs on older ones.
+  static constexpr const char* kNames[] = {
+      nullptr, "HUP",  "INT",  "QUIT", "ILL",    "TRAP", "ABRT",  "BUS",  "FPE",  "KILL", "USR1",
+      "SEGV",  "USR2", "PIPE", "ALRM", "TERM",   "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN",
+      "TTOU",  "URG",  "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO",   "PWR",  "SYS"};
+  if (number > 0 && number < static_cast<int>(std::size(kNames))) {
+    return fmt::format("SIG{}", kNames[number]);
+  }
   return fmt::format("signal {}", number);
 }
 

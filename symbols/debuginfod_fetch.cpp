@@ -1,5 +1,6 @@
 #include "symbols/debuginfod_fetch.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <unistd.h>
 
@@ -10,19 +11,48 @@
 
 namespace hangpy::symbols {
 
+namespace {
+
+// The library's soname since elfutils 0.179; the header only declares what it exports.
+constexpr const char* kLibrary = "libdebuginfod.so.1";
+
+}  // namespace
+
 struct DebuginfodFetch::Client {
+  void* library = nullptr;
+  decltype(&debuginfod_begin) begin = nullptr;
+  decltype(&debuginfod_find_executable) find_executable = nullptr;
+  decltype(&debuginfod_end) end = nullptr;
   debuginfod_client* handle = nullptr;
   ~Client() {
-    if (handle) debuginfod_end(handle);
+    if (handle) end(handle);
+    // The library stays loaded: libcurl registers process-wide state that must not be unmapped.
   }
 };
 
-std::unique_ptr<DebuginfodFetch> DebuginfodFetch::from_environment() {
+std::unique_ptr<DebuginfodFetch> DebuginfodFetch::from_environment(std::string& why_not) {
   const char* urls = std::getenv("DEBUGINFOD_URLS");
   if (!urls || !*urls) return nullptr;
   auto client = std::make_unique<Client>();
-  client->handle = debuginfod_begin();
-  if (!client->handle) return nullptr;
+  client->library = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (!client->library) {
+    why_not = std::string("DEBUGINFOD_URLS is set but ") + kLibrary +
+              " cannot be loaded (install libdebuginfod1): files are not fetched";
+    return nullptr;
+  }
+  client->begin = reinterpret_cast<decltype(client->begin)>(::dlsym(client->library, "debuginfod_begin"));
+  client->find_executable = reinterpret_cast<decltype(client->find_executable)>(
+      ::dlsym(client->library, "debuginfod_find_executable"));
+  client->end = reinterpret_cast<decltype(client->end)>(::dlsym(client->library, "debuginfod_end"));
+  if (!client->begin || !client->find_executable || !client->end) {
+    why_not = std::string(kLibrary) + " lacks the client calls: files are not fetched";
+    return nullptr;
+  }
+  client->handle = client->begin();
+  if (!client->handle) {
+    why_not = "the debuginfod client did not start: files are not fetched";
+    return nullptr;
+  }
   return std::unique_ptr<DebuginfodFetch>(new DebuginfodFetch(std::move(client)));
 }
 
@@ -43,7 +73,7 @@ std::optional<std::string> DebuginfodFetch::fetch_executable(const std::string& 
   // The client takes the build-id as hex text when its length is 0.
   const auto* id = reinterpret_cast<const unsigned char*>(build_id_hex.c_str());
   char* path = nullptr;
-  const int fd = debuginfod_find_executable(client_->handle, id, 0, &path);
+  const int fd = client_->find_executable(client_->handle, id, 0, &path);
   if (fd < 0) {
     error = std::string("debuginfod: ") + std::strerror(-fd);
     // "Not there" is an answer; a timeout or an unreachable server would cost as much again for

@@ -1,6 +1,8 @@
 // Fetches a binary by build-id from the debuginfod servers named in DEBUGINFOD_URLS, through
 // elfutils' client library (which honours DEBUGINFOD_TIMEOUT and caches in
-// DEBUGINFOD_CACHE_PATH). The last place a core's files are looked for: used only for a module
+// DEBUGINFOD_CACHE_PATH). The library is opened at run time (dlopen), as libdw does for its own
+// lookups: it drags in libcurl and a TLS stack that have no static builds, so the portable
+// coreanalyze could not link it, and a machine without it still reads every local core. The last place a core's files are looked for: used only for a module
 // a read or a symbol lookup needs, at most kMaxFetches times in one run, and not again after a
 // timeout or an unreachable server.
 #pragma once
@@ -15,8 +17,9 @@ class DebuginfodFetch {
  public:
   static constexpr int kMaxFetches = 32;
 
-  // nullptr when DEBUGINFOD_URLS is unset or empty, or the client cannot start.
-  static std::unique_ptr<DebuginfodFetch> from_environment();
+  // nullptr when DEBUGINFOD_URLS is unset or empty, or the client cannot start; in the latter
+  // case `why_not` says why in one line (e.g. libdebuginfod.so.1 is not installed).
+  static std::unique_ptr<DebuginfodFetch> from_environment(std::string& why_not);
   ~DebuginfodFetch();
   DebuginfodFetch(const DebuginfodFetch&) = delete;
   DebuginfodFetch& operator=(const DebuginfodFetch&) = delete;

@@ -50,7 +50,8 @@ def install(args, prefix, destdir=None):
 def check_files(prefix, args, checks):
     expected = ["bin/coreanalyze", "share/bash-completion/completions/coreanalyze"]
     if args.gdb_module:
-        expected += ["share/hangpy/hangpy.gdb", "share/man/man1/hangpy-gdb.1"]
+        expected += ["share/hangpy/hangpy.gdb", "share/hangpy/hangpy.py",
+                     "share/man/man1/hangpy-gdb.1"]
         checks.expect(glob.glob(os.path.join(prefix, "lib/hangpy/python/hangpy*.so")),
                       "no module in %s/lib/hangpy/python" % prefix)
     else:
@@ -133,14 +134,17 @@ def check_completion(prefix, checks):
                       "completion of the first word tr: %s" % subcommands)
 
 
-def check_gdb(prefix, supported, args, checks):
+def check_gdb(prefix, supported, args, checks, init_name="hangpy.gdb", module_prefix=None):
+    """gdb sources the installed init file, loads the installed module and reads the example core.
+    module_prefix: where the module must come from, when the tree was moved after installing."""
     if not args.gdb_module:
         return
     zstd = shutil.which("zstd")
     if not zstd:
         checks.skipped.append("no zstd to open the example core in gdb (scripts/install-deps)")
         return
-    init_file = os.path.join(prefix, "share", "hangpy", "hangpy.gdb")
+    module_prefix = module_prefix or prefix
+    init_file = os.path.join(prefix, "share", "hangpy", init_name)
     with tempfile.TemporaryDirectory() as directory:
         core = os.path.join(directory, "deadlock.core")
         subprocess.run([zstd, "-q", "-d", "-f", EXAMPLE, "-o", core], check=True, timeout=TIMEOUT)
@@ -156,9 +160,9 @@ def check_gdb(prefix, supported, args, checks):
         name, _, text = part.partition("\n")
         sections[name] = text.strip()
     module_file = sections.get("file", "")
-    checks.expect(module_file.startswith(os.path.join(prefix, "lib", "hangpy", "python") + "/"),
-                  "gdb loaded the module from %r, not the installed one (%s)"
-                  % (module_file, result.stderr.strip()))
+    checks.expect(module_file.startswith(os.path.join(module_prefix, "lib", "hangpy", "python") + "/"),
+                  "%s: gdb loaded the module from %r, not the one under %s (%s)"
+                  % (init_name, module_file, module_prefix, result.stderr.strip()))
     checks.expect("Usage: py-bt" in sections.get("help", ""),
                   "help py-bt: %r" % sections.get("help"))
     checks.expect(sections.get("version") == "hangpy %s: reads CPython %s" % (args.version,
@@ -167,6 +171,17 @@ def check_gdb(prefix, supported, args, checks):
                                                                       supported))
     checks.expect("in _wait_for_tstate_lock" in sections.get("py-bt", ""),
                   "py-bt on the example core: %r %s" % (sections.get("py-bt"), result.stderr))
+
+
+def check_moved(prefix, supported, args, checks):
+    """hangpy.py finds the module beside itself: an installed tree copied elsewhere (an unpacked
+    tarball) loads its own module, not the one at the path written when installing."""
+    if not args.gdb_module:
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        moved = os.path.join(directory, "moved")
+        shutil.copytree(prefix, moved, symlinks=True)
+        check_gdb(moved, supported, args, checks, init_name="hangpy.py")
 
 
 def check_destdir(args, checks):
@@ -215,6 +230,7 @@ def main():
                         "Usage: py-print NAME", "hangpy version", "coreanalyze(1)"], checks)
         check_completion(prefix, checks)
         check_gdb(prefix, supported, args, checks)
+        check_moved(prefix, supported, args, checks)
     check_destdir(args, checks)
     for problem in checks.problems:
         print("FAIL: " + problem)

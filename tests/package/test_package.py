@@ -1,0 +1,303 @@
+#!/usr/bin/python3
+"""The release files of scripts/package, installed where users install them: Debian chroots of
+scripts/make-package-chroots, each a throwaway copy so that the next run starts clean again.
+
+  test_package.py --dist dist --version 0.1.0 tarball-bullseye | gdb-bullseye | gdb-trixie | deb-bookworm
+
+tarball-bullseye  The tarball unpacked in a bare Debian 11 (glibc 2.31, nothing else installed):
+                  its coreanalyze reads every snapshot of the committed corpus (tests/corpus) and
+                  must match each one's ground truth as integration.corpus does, JSON and text.
+gdb-bullseye,     The tarball's gdb module in the gdb Debian 11 ships (gdb 10, Python 3.9) and in
+gdb-trixie        Debian 13's (gdb 16, Python 3.13): `source .../share/hangpy/hangpy.py`, `load
+                  hangpy`, `thread apply all py-bt` on one snapshot of each corpus interpreter,
+                  compared with its ground truth as gdb.snapshots does.
+deb-bookworm      The .deb in a clean Debian 12: `apt-get install ./hangpy_*.deb gdb man-db
+                  bash-completion` (no network: the chroot holds the downloaded packages), then
+                  `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
+                  line of ours (the package's /etc/gdb/gdbinit.d file), `man -l` of every page,
+                  `complete -p coreanalyze` in an interactive bash, and `dpkg --purge` leaving
+                  none of the package's files behind.
+
+Exit status: 0 passed, 1 a failure, 77 the release files or the chroots are missing (ctest's
+SKIP_RETURN_CODE): `scripts/test --package` makes both.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, os.path.join(REPO, "tests", "gdb"))
+import gdb_session  # noqa: E402
+import run_scenarios  # noqa: E402
+import test_corpus  # noqa: E402
+import test_gdb_snapshots  # noqa: E402
+from results import SKIP, Results  # noqa: E402
+
+CHROOTS = os.environ.get("HANGPY_PACKAGE_CHROOTS", "/var/tmp/hangpy-chroots/package")
+TIMEOUT = 600
+# The example core of the README, which every path must read (py-bt shows this function).
+EXAMPLE = os.path.join(REPO, "examples", "deadlock.core.zst")
+EXAMPLE_FUNCTION = "_wait_for_tstate_lock"
+
+
+def run(argv, **kwargs):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=TIMEOUT, **kwargs)
+
+
+class Chroot(object):
+    """A throwaway copy of one of make-package-chroots' chroots, with /proc mounted in a mount
+    namespace of each command's own (as the interpreter tests run the lab's chroots), and no
+    network: what is installed must come from the copy's own apt cache."""
+
+    def __init__(self, name):
+        self.template = os.path.join(CHROOTS, name)
+        self.root = None
+
+    def present(self):
+        return os.path.isfile(os.path.join(self.template, ".hangpy-package-chroot-done"))
+
+    def __enter__(self):
+        self.root = tempfile.mkdtemp(prefix="hangpy-package-", dir=os.path.dirname(self.template))
+        subprocess.run(["cp", "-a", self.template + "/.", self.root], check=True, timeout=TIMEOUT)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["rm", "-rf", "--one-file-system", self.root], timeout=TIMEOUT)
+
+    def host(self, guest_path):
+        return os.path.join(self.root, guest_path.lstrip("/"))
+
+    def guest(self, host_path):
+        return "/" + os.path.relpath(host_path, self.root)
+
+    def argv(self, args):
+        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" '
+                        '/usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root '
+                        'LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"')
+        return ["unshare", "--mount", "--net", "--propagation", "private", "/bin/sh", "-c", in_namespace,
+                "sh", self.root] + list(args)
+
+    def run(self, args):
+        return run(self.argv(args))
+
+
+def release_files(dist, version):
+    """(tarball, deb) paths, either None when scripts/package has not made it."""
+    tarball = os.path.join(dist, "hangpy-%s-x86_64.tar.gz" % version)
+    debs = glob.glob(os.path.join(dist, "hangpy_%s-*_amd64.deb" % version))
+    return (tarball if os.path.exists(tarball) else None), (debs[0] if debs else None)
+
+
+def unpack(tarball, chroot):
+    """The tarball unpacked under /opt of the chroot; its top directory as the chroot sees it."""
+    with tarfile.open(tarball) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        archive.extractall(chroot.host("/opt"))
+    return "/opt/" + top
+
+
+def coreanalyze_wrapper(chroot, coreanalyze, directory):
+    """A script on this machine that runs the chroot's coreanalyze, with the paths of files inside
+    the chroot given as it sees them (run_scenarios passes this machine's paths)."""
+    wrapper = os.path.join(directory, "coreanalyze-in-chroot")
+    with open(wrapper, "w") as script:
+        script.write('#!/bin/sh\nroot=%s\nfor a; do shift; case $a in "$root"/*) a=${a#"$root"};; '
+                     'esac; set -- "$@" "$a"; done\nexec %s "$@"\n'
+                     % (chroot.root, " ".join("'%s'" % part
+                                              for part in chroot.argv([coreanalyze]))))
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+def check_tarball(tarball, results):
+    chroot = Chroot("bullseye")
+    if not chroot.present():
+        return "no bare bullseye chroot in %s (scripts/make-package-chroots)" % CHROOTS
+    with chroot, tempfile.TemporaryDirectory() as scratch:
+        top = unpack(tarball, chroot)
+        coreanalyze = top + "/bin/coreanalyze"
+        version = chroot.run([coreanalyze, "--version"])
+        results.check("bullseye/--version", [] if version.returncode == 0 and
+                      "Reads CPython" in version.stdout else
+                      ["coreanalyze --version: exit %d, %r %r" % (version.returncode,
+                                                                 version.stdout, version.stderr)])
+        glibc = chroot.run(["/usr/bin/getconf", "GNU_LIBC_VERSION"]).stdout.strip()
+        print("bullseye chroot: %s; %s" % (glibc, version.stdout.splitlines()[0]
+                                          if version.stdout else "no version"))
+        wrapper = coreanalyze_wrapper(chroot, coreanalyze, scratch)
+        workdir = chroot.host("/tmp/corpus")
+        os.makedirs(workdir)
+        entries = test_corpus.entries(os.path.join(REPO, "tests", "corpus"))
+        for label, core, truth in entries:
+            results.check("bullseye/" + label,
+                          test_corpus.check_entry(wrapper, core, truth, workdir))
+    return None
+
+
+def one_snapshot_per_interpreter():
+    """The corpus's deadlock snapshot of each interpreter (the scenario every one has)."""
+    chosen = {}
+    for label, core, truth in test_corpus.entries(os.path.join(REPO, "tests", "corpus")):
+        interpreter, scenario = label.split("/")
+        if scenario == "deadlock":
+            chosen[interpreter] = (label, core, truth)
+    return [chosen[name] for name in sorted(chosen)]
+
+
+class ChrootGdb(gdb_session.GdbOptions):
+    """gdb_session's gdb command line, with the chroot's gdb and the tarball's Python init."""
+
+    def __init__(self, chroot, init_file):
+        gdb_session.GdbOptions.__init__(self)
+        self.chroot = chroot
+        self.init_file = init_file
+
+    def argv(self):
+        return self.chroot.argv([
+            "gdb", "-batch", "-nx", "-iex", "set pagination off", "-iex", "set width 0",
+            "-iex", "set print thread-events off", "-iex", "set auto-load python-scripts off",
+            "-x", self.init_file, "-ex", "load hangpy"])
+
+
+def check_gdb(tarball, suite, results):
+    chroot = Chroot(suite + "-gdb")
+    if not chroot.present():
+        return "no %s-gdb chroot in %s (scripts/make-package-chroots)" % (suite, CHROOTS)
+    with chroot:
+        top = unpack(tarball, chroot)
+        versions = chroot.run(["gdb", "-nx", "-batch", "-ex", "show version", "-ex",
+                               "python import sys; print('Python ' + sys.version.split()[0])"])
+        print("%s: %s; %s" % (suite, versions.stdout.splitlines()[0] if versions.stdout else "?",
+                              [line for line in versions.stdout.splitlines()
+                               if line.startswith("Python")]))
+        options = ChrootGdb(chroot, top + "/share/hangpy/hangpy.py")
+        # The module must be the tarball's, found beside the init file.
+        loaded = gdb_session.run_gdb(options, [], [
+            ("file", 'python import sys; print(sys.modules["hangpy"].__file__)'),
+            ("version", "hangpy version")])
+        try:
+            module_file = "\n".join(loaded.output("file"))
+        except KeyError:
+            module_file = ""
+        results.check(suite + "/load hangpy", [] if module_file.startswith(
+            top + "/lib/hangpy/python/") else ["load hangpy: module %r; gdb printed:\n%s"
+                                              % (module_file, loaded.text[-2000:])])
+        workdir = chroot.host("/tmp/corpus")
+        os.makedirs(workdir)
+        for label, compressed, truth_path in one_snapshot_per_interpreter():
+            with open(truth_path) as truth_file:
+                truth = test_gdb_snapshots.with_main_thread_lwp(json.load(truth_file))
+            core = run_scenarios.decompress(compressed, workdir)
+            try:
+                result = gdb_session.run_gdb(options, ["-c", chroot.guest(core)],
+                                             test_gdb_snapshots.COMMANDS)
+                problems = test_gdb_snapshots.check_output(result, truth, chroot.guest(core))
+            finally:
+                os.remove(core)
+            results.check("%s/%s" % (suite, label), problems)
+    return None
+
+
+def check_deb(deb, version, results):
+    chroot = Chroot("bookworm")
+    if not chroot.present():
+        return "no bookworm chroot in %s (scripts/make-package-chroots)" % CHROOTS
+    with chroot:
+        shutil.copy(deb, chroot.host("/tmp/"))
+        guest_deb = "/tmp/" + os.path.basename(deb)
+        # Offline (no network in the namespace): the chroot's cache holds gdb and the rest.
+        install = chroot.run(["apt-get", "install", "-y", guest_deb, "gdb", "man-db",
+                              "bash-completion"])
+        problems = [] if install.returncode == 0 else [
+            "apt-get install exited %d: %s" % (install.returncode, install.stderr[-2000:])]
+        results.check("bookworm/apt-get install", problems)
+        if problems:
+            return None
+        files = chroot.run(["dpkg", "-L", "hangpy"]).stdout.split()
+        version_line = chroot.run(["coreanalyze", "--version"])
+        results.check("bookworm/coreanalyze --version", [] if version_line.returncode == 0 and
+                      version_line.stdout.startswith("coreanalyze (hangpy) %s" % version) else
+                      ["coreanalyze --version: %r %r" % (version_line.stdout,
+                                                         version_line.stderr)])
+        example = run_scenarios.decompress(EXAMPLE, chroot.host("/tmp"))
+        text = chroot.run(["coreanalyze", "--no-color", chroot.guest(example)])
+        results.check("bookworm/coreanalyze core", [] if text.returncode == 0 and
+                      EXAMPLE_FUNCTION in text.stdout else
+                      ["coreanalyze on the example core: exit %d, %s" % (text.returncode,
+                                                                         text.stderr[-1000:])])
+        # No -nx: the package's /etc/gdb/gdbinit.d/hangpy.gdb must provide `load hangpy`.
+        gdb = chroot.run(["gdb", "-batch", "-ex", "load hangpy", "-ex", "hangpy version",
+                          "-ex", "py-bt", "-c", chroot.guest(example)])
+        results.check("bookworm/gdb load hangpy", [] if gdb.returncode == 0 and
+                      ("hangpy %s: reads CPython" % version) in gdb.stdout and
+                      EXAMPLE_FUNCTION in gdb.stdout else
+                      ["gdb -batch -ex 'load hangpy': exit %d\n%s\n%s" % (
+                          gdb.returncode, gdb.stdout[-2000:], gdb.stderr[-2000:])])
+        pages = [path for path in files if "/man/man1/" in path and path.endswith(".1.gz")]
+        page_problems = [] if len(pages) == 4 else ["man pages in the package: %s" % pages]
+        for page in pages:
+            rendered = chroot.run(["man", "--warnings", "-l", page])
+            if rendered.returncode != 0 or rendered.stderr.strip() or "hangpy" not in rendered.stdout:
+                page_problems.append("man -l %s: exit %d, %s" % (page, rendered.returncode,
+                                                                rendered.stderr.strip()[:500]))
+        results.check("bookworm/man -l", page_problems)
+        # An interactive bash as a user's ~/.bashrc from Debian's /etc/skel sets it up (root's
+        # own .bashrc does not load bash-completion); the completion loads on the first Tab.
+        completion = chroot.run(["bash", "--rcfile", "/etc/skel/.bashrc", "-ic",
+                                 "complete -p coreanalyze 2>/dev/null || "
+                                 "{ _completion_loader coreanalyze; complete -p coreanalyze; }"])
+        results.check("bookworm/completion", [] if "coreanalyze" in completion.stdout and
+                      "-F" in completion.stdout else
+                      ["complete -p coreanalyze: %r %r" % (completion.stdout,
+                                                           completion.stderr[-500:])])
+        purge = chroot.run(["dpkg", "--purge", "hangpy"])
+        left = [path for path in files if os.path.isfile(chroot.host(path))]
+        results.check("bookworm/dpkg --purge", [] if purge.returncode == 0 and not left else
+                      ["dpkg --purge: exit %d, files left: %s %s" % (purge.returncode, left,
+                                                                      purge.stderr[-500:])])
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dist", default=os.path.join(REPO, "dist"))
+    parser.add_argument("--version", required=True, help="CMake's PROJECT_VERSION")
+    parser.add_argument("check", choices=["tarball-bullseye", "gdb-bullseye", "gdb-trixie",
+                                          "deb-bookworm"])
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("SKIP: chroot needs root")
+        return SKIP
+    if shutil.which("zstd") is None:
+        print("SKIP: zstd is not installed (scripts/install-deps)")
+        return SKIP
+    tarball, deb = release_files(args.dist, args.version)
+    needed = deb if args.check == "deb-bookworm" else tarball
+    if needed is None:
+        print("SKIP: no release files of %s in %s (scripts/test --package makes them)"
+              % (args.version, args.dist))
+        return SKIP
+    results = Results()
+    if args.check == "tarball-bullseye":
+        skipped = check_tarball(tarball, results)
+    elif args.check.startswith("gdb-"):
+        skipped = check_gdb(tarball, args.check[len("gdb-"):], results)
+    else:
+        skipped = check_deb(deb, args.version, results)
+    if skipped:
+        print("SKIP: %s" % skipped)
+        return SKIP
+    return results.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
