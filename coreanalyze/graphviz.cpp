@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "coreanalyze/anonymous_file.h"
 
 extern char** environ;
 
@@ -48,8 +49,8 @@ Expected<void> write_svg_with_dot(const std::string& dot_text, const std::string
                                   "graphviz), or write DOT with --dot and draw it elsewhere", svg_path));
   }
   // The DOT text goes in through a memory file, so that no pipe can fill while dot waits.
-  const int input = memfd_create("coreanalyze-triage-dot", MFD_CLOEXEC);
-  const int errors = memfd_create("coreanalyze-triage-dot-errors", MFD_CLOEXEC);
+  const int input = anonymous_file("coreanalyze-triage-dot");
+  const int errors = anonymous_file("coreanalyze-triage-dot-errors");
   if (input < 0 || errors < 0 ||
       write(input, dot_text.data(), dot_text.size()) != static_cast<ssize_t>(dot_text.size())) {
     if (input >= 0) close(input);

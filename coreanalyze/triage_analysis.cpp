@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "base/last_line.h"
+#include "coreanalyze/anonymous_file.h"
 #include "coreanalyze/exit_codes.h"
 
 extern char** environ;
@@ -89,7 +89,7 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  const int errors = memfd_create("coreanalyze-triage-stderr", MFD_CLOEXEC);
+  const int errors = anonymous_file("coreanalyze-triage-stderr");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);

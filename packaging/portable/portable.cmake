@@ -1,4 +1,4 @@
-# HANGPY_PORTABLE: coreanalyze and the gdb module for any x86-64 Linux with glibc 2.17 or newer
+# HANGPY_PORTABLE: coreanalyze and the gdb module for any x86-64 Linux with an old glibc
 # (the floor measured by scripts/package, from `objdump -T`), built on Debian 12 by
 # scripts/package. Every library but glibc and libgcc_s is linked statically from Debian's own .a
 # files (elfutils, zstd, lz4, xz, zlib, bzip2, Boost.ProgramOptions, LLVM's demangler, libstdc++;
@@ -6,7 +6,7 @@
 # against Debian 11's glibc (HANGPY_GLIBC_SYSROOT, made by scripts/make-glibc-sysroot): the
 # compiler and its headers stay Debian 12's, only the link sees the old libc, its start files and
 # its libgcc_s. A symbol the old glibc lacks is then a link error, never a failure on a user's
-# machine. packaging/portable/glibc_floor.cpp supplies the two that libstdc++ 12 needs.
+# machine. packaging/portable/glibc_floor.cpp supplies those that libstdc++ 12 needs.
 set(HANGPY_GLIBC_SYSROOT "/var/tmp/hangpy-glibc-sysroot" CACHE PATH
     "Debian 11's libc6, libc6-dev and libgcc-s1 unpacked (scripts/make-glibc-sysroot)")
 set(_sysroot_lib ${HANGPY_GLIBC_SYSROOT}/usr/lib/x86_64-linux-gnu)

@@ -2,15 +2,18 @@
 """The release files of scripts/package, installed where users install them: Debian chroots of
 scripts/make-package-chroots, each a throwaway copy so that the next run starts clean again.
 
-  test_package.py --dist dist --version 0.1.0 tarball-bullseye | gdb-bullseye | gdb-trixie | deb-bookworm
+  test_package.py --dist dist --version 0.1.0 CHECK
 
-tarball-bullseye  The tarball unpacked in a bare Debian 11 (glibc 2.31, nothing else installed):
-                  its coreanalyze reads every snapshot of the committed corpus (tests/corpus) and
-                  must match each one's ground truth as integration.corpus does, JSON and text.
-gdb-bullseye,     The tarball's gdb module in the gdb Debian 11 ships (gdb 10, Python 3.9) and in
-gdb-trixie        Debian 13's (gdb 16, Python 3.13): `source .../share/hangpy/hangpy.py`, `load
-                  hangpy`, `thread apply all py-bt` on one snapshot of each corpus interpreter,
-                  compared with its ground truth as gdb.snapshots does.
+CHECK is one of:
+tarball-bullseye, The tarball unpacked in a bare Debian 11 (glibc 2.31) or Ubuntu 16.04 (glibc
+tarball-xenial    2.23), nothing else installed: its coreanalyze reads every snapshot of the
+                  committed corpus (tests/corpus) and must match each one's ground truth as
+                  integration.corpus does, JSON and text.
+gdb-bullseye,     The tarball's gdb module in the gdb Debian 11 ships (gdb 10, Python 3.9), in
+gdb-trixie,       Debian 13's (gdb 16, Python 3.13) and in Ubuntu 18.04's (gdb 8.1, Python 3.6):
+gdb-bionic        `source .../share/hangpy/hangpy.py`, `load hangpy`, `thread apply all py-bt`
+                  on one snapshot of each corpus interpreter, compared with its ground truth as
+                  gdb.snapshots does.
 deb-bookworm      The .deb in a clean Debian 12: `apt-get install ./hangpy_*.deb gdb man-db
                   bash-completion` (no network: the chroot holds the downloaded packages), then
                   `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
@@ -118,27 +121,27 @@ def coreanalyze_wrapper(chroot, coreanalyze, directory):
     return wrapper
 
 
-def check_tarball(tarball, results):
-    chroot = Chroot("bullseye")
+def check_tarball(tarball, suite, results):
+    chroot = Chroot(suite)
     if not chroot.present():
-        return "no bare bullseye chroot in %s (scripts/make-package-chroots)" % CHROOTS
+        return "no bare %s chroot in %s (scripts/make-package-chroots)" % (suite, CHROOTS)
     with chroot, tempfile.TemporaryDirectory() as scratch:
         top = unpack(tarball, chroot)
         coreanalyze = top + "/bin/coreanalyze"
         version = chroot.run([coreanalyze, "--version"])
-        results.check("bullseye/--version", [] if version.returncode == 0 and
+        results.check(suite + "/--version", [] if version.returncode == 0 and
                       "Reads CPython" in version.stdout else
                       ["coreanalyze --version: exit %d, %r %r" % (version.returncode,
                                                                  version.stdout, version.stderr)])
         glibc = chroot.run(["/usr/bin/getconf", "GNU_LIBC_VERSION"]).stdout.strip()
-        print("bullseye chroot: %s; %s" % (glibc, version.stdout.splitlines()[0]
+        print("%s chroot: %s; %s" % (suite, glibc, version.stdout.splitlines()[0]
                                           if version.stdout else "no version"))
         wrapper = coreanalyze_wrapper(chroot, coreanalyze, scratch)
         workdir = chroot.host("/tmp/corpus")
         os.makedirs(workdir)
         entries = test_corpus.entries(os.path.join(REPO, "tests", "corpus"))
         for label, core, truth in entries:
-            results.check("bullseye/" + label,
+            results.check(suite + "/" + label,
                           test_corpus.check_entry(wrapper, core, truth, workdir))
     return None
 
@@ -271,8 +274,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dist", default=os.path.join(REPO, "dist"))
     parser.add_argument("--version", required=True, help="CMake's PROJECT_VERSION")
-    parser.add_argument("check", choices=["tarball-bullseye", "gdb-bullseye", "gdb-trixie",
-                                          "deb-bookworm"])
+    parser.add_argument("check", choices=["tarball-bullseye", "tarball-xenial", "gdb-bullseye",
+                                          "gdb-trixie", "gdb-bionic", "deb-bookworm"])
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("SKIP: chroot needs root")
@@ -287,8 +290,8 @@ def main():
               % (args.version, args.dist))
         return SKIP
     results = Results()
-    if args.check == "tarball-bullseye":
-        skipped = check_tarball(tarball, results)
+    if args.check.startswith("tarball-"):
+        skipped = check_tarball(tarball, args.check[len("tarball-"):], results)
     elif args.check.startswith("gdb-"):
         skipped = check_gdb(tarball, args.check[len("gdb-"):], results)
     else:
