@@ -14,6 +14,10 @@ namespace hangpy::coreanalyze {
 int anonymous_file(const char* name) {
   const long memory_file = syscall(SYS_memfd_create, name, MFD_CLOEXEC);
   if (memory_file >= 0) return static_cast<int>(memory_file);
+  return unlinked_temporary_file(name);
+}
+
+int unlinked_temporary_file(const char* name) {
   const char* directory = std::getenv("TMPDIR");
   if (!directory || !*directory) directory = "/tmp";
   std::string path = std::string(directory) + "/" + name + "-XXXXXX";

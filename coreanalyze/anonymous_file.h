@@ -10,4 +10,7 @@ namespace hangpy::coreanalyze {
 // /tmp) unlinked at once: kernels before 3.17 and sandboxes that forbid memfd_create.
 int anonymous_file(const char* name);
 
+// The fallback alone: a temporary file in TMPDIR (or /tmp), unlinked at once; -1 with errno.
+int unlinked_temporary_file(const char* name);
+
 }  // namespace hangpy::coreanalyze
