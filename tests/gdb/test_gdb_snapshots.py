@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """gdb test: hangpy in gdb on the corpus's snapshot cores (tests/corpus, `coreanalyze --snapshot`),
 with no binaries: `gdb -c SNAPSHOT`, `load hangpy`, `thread apply all py-bt` must print the
-frames of the snapshot's ground truth. gdb finds no symbols without the binaries; hangpy reads
+frames of the snapshot's ground truth, and on asyncio snapshots `py-tasks` its tasks. gdb finds
+no symbols without the binaries; hangpy reads
 them from the note the snapshot carries. Runs on any machine: the corpus needs no interpreter.
 
   test_gdb_snapshots.py --hangpy-init build/gdbplugin/hangpy.gdb [--corpus tests/corpus]
@@ -22,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 sys.path.insert(0, HERE)
+import compare_asyncio  # noqa: E402
 import gdb_compare  # noqa: E402
 import gdb_session  # noqa: E402
 import run_scenarios  # noqa: E402
@@ -32,6 +34,13 @@ COMMANDS = [
     ("py-bt-all", "thread apply all py-bt"),
     ("status", "hangpy"),
 ]
+# For a snapshot whose ground truth has asyncio tasks (asyncio_hang): py-tasks too, checked as
+# integration.corpus checks coreanalyze's text (3.7 to 3.15, 3.14 and 3.15 from sid included).
+TASKS_COMMAND = ("py-tasks", "py-tasks")
+
+
+def commands_for(truth):
+    return COMMANDS + ([TASKS_COMMAND] if truth.get("asyncio") else [])
 
 
 def snapshots(corpus, interpreters, scenarios):
@@ -67,6 +76,13 @@ def check_output(result, truth, core):
                            % (missing, result.text[-3000:])]
     problems += gdb_compare.compare_thread_sections("py-bt", truth, py_bt,
                                                     gdb_compare.traceback_frames)
+    if truth.get("asyncio"):
+        try:
+            tasks = "\n".join(result.output("py-tasks"))
+        except KeyError:
+            tasks = ""
+        problems += ["py-tasks: %s" % problem
+                     for problem in compare_asyncio.check_text(truth["asyncio"], tasks)]
     # The frames must come from the note, not from binaries gdb happened to find.
     if ("symbols from the snapshot note of %s" % core) not in status:
         problems.append("`hangpy` does not say the symbols came from the snapshot note: %s"
@@ -84,7 +100,7 @@ def run_case(options, compressed, truth_path, workdir):
     try:
         # The core alone: no executable, so gdb loads no binaries (not even ones of this machine
         # at the paths the core names).
-        result = gdb_session.run_gdb(options, ["-c", core], COMMANDS)
+        result = gdb_session.run_gdb(options, ["-c", core], commands_for(truth))
         return check_output(result, truth, core)
     except subprocess.TimeoutExpired as error:
         return [str(error)]

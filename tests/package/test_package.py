@@ -12,8 +12,8 @@ tarball-xenial    2.23), nothing else installed: its coreanalyze reads every sna
 gdb-bullseye,     The tarball's gdb module in the gdb Debian 11 ships (gdb 10, Python 3.9), in
 gdb-trixie,       Debian 13's (gdb 16, Python 3.13) and in Ubuntu 18.04's (gdb 8.1, Python 3.6):
 gdb-bionic        `source .../share/hangpy/hangpy.py`, `load hangpy`, `thread apply all py-bt`
-                  on one snapshot of each corpus interpreter, compared with its ground truth as
-                  gdb.snapshots does.
+                  on one snapshot of each corpus interpreter, and `py-tasks` on the asyncio
+                  ones, compared with their ground truth as gdb.snapshots does.
 deb-bookworm      The .deb in a clean Debian 12: `apt-get install ./hangpy_*.deb gdb man-db
                   bash-completion` (no network: the chroot holds the downloaded packages), then
                   `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
@@ -146,14 +146,12 @@ def check_tarball(tarball, suite, results):
     return None
 
 
-def one_snapshot_per_interpreter():
-    """The corpus's deadlock snapshot of each interpreter (the scenario every one has)."""
-    chosen = {}
-    for label, core, truth in test_corpus.entries(os.path.join(REPO, "tests", "corpus")):
-        interpreter, scenario = label.split("/")
-        if scenario == "deadlock":
-            chosen[interpreter] = (label, core, truth)
-    return [chosen[name] for name in sorted(chosen)]
+def gdb_snapshots():
+    """The corpus's deadlock snapshot of each interpreter (the scenario every one has) and its
+    asyncio_hang snapshots (py-tasks, 3.7 to 3.15)."""
+    return [(label, core, truth)
+            for label, core, truth in test_corpus.entries(os.path.join(REPO, "tests", "corpus"))
+            if label.split("/")[1] in ("deadlock", "asyncio_hang")]
 
 
 class ChrootGdb(gdb_session.GdbOptions):
@@ -196,13 +194,13 @@ def check_gdb(tarball, suite, results):
                                               % (module_file, loaded.text[-2000:])])
         workdir = chroot.host("/tmp/corpus")
         os.makedirs(workdir)
-        for label, compressed, truth_path in one_snapshot_per_interpreter():
+        for label, compressed, truth_path in gdb_snapshots():
             with open(truth_path) as truth_file:
                 truth = test_gdb_snapshots.with_main_thread_lwp(json.load(truth_file))
             core = run_scenarios.decompress(compressed, workdir)
             try:
                 result = gdb_session.run_gdb(options, ["-c", chroot.guest(core)],
-                                             test_gdb_snapshots.COMMANDS)
+                                             test_gdb_snapshots.commands_for(truth))
                 problems = test_gdb_snapshots.check_output(result, truth, chroot.guest(core))
             finally:
                 os.remove(core)
