@@ -113,13 +113,26 @@ ClassPlace class_place(const Triage& triage, int class_index) {
   if (candidates.empty()) candidates = cls.stacks;
   if (candidates.empty()) return {};
   const int representative = cls.processes.front();
-  // The main thread's stack first, then one that says what it waits for, then the deepest.
-  auto score = [&](StackId stack) {
+  auto first_thread = [&](StackId stack) -> const ThreadRecord* {
     const FoldedStack* folded = folded_stack(triage, representative, stack);
-    bool blocked = folded != nullptr && !folded->threads.empty() &&
-                   triage.processes[representative].threads[folded->threads.front()].blocked_kind.has_value();
-    return std::make_tuple(run_by_main_thread(triage, representative, stack), blocked,
-                           triage.stacks[stack].size());
+    if (folded == nullptr || folded->threads.empty()) return nullptr;
+    return &triage.processes[representative].threads[folded->threads.front()];
+  };
+  // An asyncio program's main thread idles in its event loop (a "select" wait: the selector's
+  // select() or the loop's _run_once) while the tasks are what hangs: then a task's stack says
+  // more than the loop's.
+  const bool has_tasks = std::any_of(candidates.begin(), candidates.end(), [&](StackId stack) {
+    const ThreadRecord* thread = first_thread(stack);
+    return thread != nullptr && thread->asyncio_task;
+  });
+  // The main thread's stack first (not an idle event loop's when there are tasks), then one that
+  // says what it waits for, then the deepest.
+  auto score = [&](StackId stack) {
+    const ThreadRecord* thread = first_thread(stack);
+    const bool idle_loop = has_tasks && thread != nullptr && thread->blocked_kind == "select";
+    const bool blocked = thread != nullptr && thread->blocked_kind.has_value() && !idle_loop;
+    return std::make_tuple(run_by_main_thread(triage, representative, stack) && !idle_loop,
+                           blocked, triage.stacks[stack].size());
   };
   StackId best = *std::max_element(candidates.begin(), candidates.end(),
                                    [&](StackId a, StackId b) { return score(a) < score(b); });

@@ -325,7 +325,7 @@ std::vector<ProcessRecord> services(int n, std::vector<int> odd) {
                             {{"/srv/app.py", 50, "<module>"},
                              {"/usr/lib/python3.12/asyncio/runners.py", 118, "Runner.run"},
                              {"/usr/lib/python3.12/selectors.py", 468, "EpollSelector.select"}},
-                            "event_loop", "asyncio event loop");
+                            "select", "asyncio event loop");
     json handler = is_odd ? task_json("0x7f0000001000", "request-handler", "pending",
                                       {{"/usr/lib/python3.12/asyncio/locks.py", 113, "Lock.acquire"},
                                        {"/srv/app.py", 14, "handler"}},
@@ -413,6 +413,13 @@ TEST(TriageAsyncio, IdenticalTasksOfAFleetFoldIntoOneBranch) {
   EXPECT_EQ(stacks[1]["blocked_on"], "Future pending, 1 callback");
   std::string dot = report::triage_dot(triage);
   EXPECT_NE(dot.find("3 asyncio tasks: processes 0-2"), std::string::npos) << dot;
+}
+
+TEST(TriageAsyncio, AnAllAlikeFleetIsNamedByATaskNotByItsIdleLoop) {
+  Triage triage = merge(services(3, {}));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);
+  EXPECT_EQ(triage.verdict.text, "all 3 processes alike: processes 0-2 in `fetch` at app.py:6 "
+                                 "(asyncio task awaiting: Future pending, 1 callback)");
 }
 
 TEST(TriageAsyncio, TheOddTaskMakesTheOutlierAndSaysWhatItAwaits) {
