@@ -14,8 +14,8 @@ gdb-trixie,       Debian 13's (gdb 16, Python 3.13) and in Ubuntu 18.04's (gdb 8
 gdb-bionic        `source .../share/hangpy/hangpy.py`, `load hangpy`, `thread apply all py-bt`
                   on one snapshot of each corpus interpreter, and `py-tasks` on the asyncio
                   ones, compared with their ground truth as gdb.snapshots does.
-deb-bookworm      The .deb in a clean Debian 12: `apt-get install ./hangpy_*.deb gdb man-db
-                  bash-completion` (no network: the chroot holds the downloaded packages), then
+deb-bookworm      The .deb in a clean Debian 12: `apt-get install gdb man-db bash-completion` (no
+                  network: the chroot holds the downloaded packages), `dpkg -i hangpy_*.deb`, then
                   `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
                   line of ours (the package's /etc/gdb/gdbinit.d file), `man -l` of every page,
                   `complete -p coreanalyze` in an interactive bash, and `dpkg --purge` leaving
@@ -215,12 +215,17 @@ def check_deb(deb, version, results):
     with chroot:
         shutil.copy(deb, chroot.host("/tmp/"))
         guest_deb = "/tmp/" + os.path.basename(deb)
-        # Offline (no network in the namespace): the chroot's cache holds gdb and the rest.
-        install = chroot.run(["apt-get", "install", "-y", guest_deb, "gdb", "man-db",
-                              "bash-completion"])
+        # Offline (no network in the namespace): the chroot's cache holds gdb and the rest. Then
+        # the package with dpkg -i, as the users do (its Depends came with gdb).
+        install = chroot.run(["apt-get", "install", "-y", "gdb", "man-db", "bash-completion"])
         problems = [] if install.returncode == 0 else [
             "apt-get install exited %d: %s" % (install.returncode, install.stderr[-2000:])]
-        results.check("bookworm/apt-get install", problems)
+        if not problems:
+            install = chroot.run(["dpkg", "-i", guest_deb])
+            if install.returncode != 0:
+                problems.append("dpkg -i exited %d: %s" % (install.returncode,
+                                                          install.stderr[-2000:]))
+        results.check("bookworm/dpkg -i", problems)
         if problems:
             return None
         files = chroot.run(["dpkg", "-L", "hangpy"]).stdout.split()
