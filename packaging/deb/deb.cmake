@@ -1,6 +1,6 @@
 # The Debian package (scripts/package: `cpack -G DEB` in the portable build). It carries the same
-# coreanalyze and gdb module as the tarball, so it installs on Debian 11 as well as 12 and 13;
-# dpkg-shlibdeps computes its Depends (glibc and libgcc_s only). With HANGPY_SYSTEM_GDBINIT it also
+# coreanalyze and gdb module as the tarball, so it installs on Debian 11 as well as 12 and 13
+# (Depends: glibc, libgcc_s and libelf only; see below). With HANGPY_SYSTEM_GDBINIT it also
 # installs /etc/gdb/gdbinit.d/hangpy.gdb, which Debian's gdb reads at start-up, so that
 # `load hangpy` works in every gdb session with no init line of the user's own.
 # The files only the package installs are in deb_files.cmake (packaging/CMakeLists.txt includes
@@ -15,7 +15,7 @@ endif()
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME hangpy)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hangpy_VERSION_amd64.deb
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # hangpy_VERSION-RELEASE_amd64.deb
 set(CPACK_PACKAGE_CONTACT "hangpy developers <hangpy@example.org>")
 # Not a native Debian package: the upstream changelog is CHANGELOG.md (changelog.gz) and
 # changelog.Debian.gz says how the package was made.

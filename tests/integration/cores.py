@@ -47,6 +47,25 @@ def kernel_core_unavailable_reason():
     return None
 
 
+def single_core_kind(interpreter):
+    """The one core a test that needs every thread's stack takes: gcore, but in a chroot the
+    kernel's core where it can be had (gcore of a chrooted process loses the other threads'
+    stacks: run_scenarios.py)."""
+    if interpreter.root and not kernel_core_unavailable_reason():
+        return "kernel"
+    return "gcore"
+
+
+def truth_and_core(interpreter, program, workdir):
+    """Runs `program` until it has written its ground truth, then takes single_core_kind's core
+    of it: (ground truth, core path)."""
+    kind = single_core_kind(interpreter)
+    with ScenarioProcess(interpreter, program, workdir,
+                         raise_core_limit=(kind == "kernel")) as process:
+        truth = process.wait_for_ground_truth()
+        return truth, process.take_core(kind)
+
+
 def _kernel_core_glob(pid, cwd_host, interpreter):
     with open("/proc/sys/kernel/core_pattern") as pattern_file:
         pattern = pattern_file.read().strip()

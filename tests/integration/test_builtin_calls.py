@@ -94,13 +94,7 @@ def run_once(coreanalyze, interpreter):
     """Runs the program, takes its core and returns the problems check_core finds."""
     workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-calls-")
     try:
-        kind = "gcore"  # gcore of a chrooted process loses other threads' stacks
-        if interpreter.root and not cores.kernel_core_unavailable_reason():
-            kind = "kernel"
-        with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
-                                   raise_core_limit=(kind == "kernel")) as process:
-            truth = process.wait_for_ground_truth()
-            core = process.take_core(kind)
+        truth, core = cores.truth_and_core(interpreter, PROGRAM, workdir)
         return check_core(coreanalyze, core, interpreter, truth)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

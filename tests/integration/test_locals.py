@@ -81,15 +81,7 @@ def main():
             args.interpreter or interpreters.names("integration"), results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-locals-")
         try:
-            # gcore of a chrooted process loses the other threads' stacks (run_scenarios.py):
-            # there the kernel's core, where it can be had.
-            kind = "gcore"
-            if interpreter.root and not cores.kernel_core_unavailable_reason():
-                kind = "kernel"
-            with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
-                                       raise_core_limit=(kind == "kernel")) as process:
-                truth = process.wait_for_ground_truth()
-                core = process.take_core(kind)
+            truth, core = cores.truth_and_core(interpreter, PROGRAM, workdir)
             results.check(name, check_core(args.coreanalyze, core, interpreter, truth))
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
             results.check(name, ["%s: %s" % (type(error).__name__, error)])
