@@ -70,26 +70,64 @@ def digest(path):
         return hashlib.sha256(stream.read()).hexdigest()
 
 
+class Skipped(object):
+    """What a check gives instead of its problems when it cannot run here, and why."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+class NoTerminal(Exception):
+    """No pseudo-terminal can be had here (a chroot without devpts mounted, a container)."""
+
+
 def run_on_a_terminal(argv, env):
-    """stdout of argv run with a pseudo-terminal as its stdout (where color is on by default)."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(argv, stdout=follower, stderr=subprocess.DEVNULL, env=env)
-    os.close(follower)
-    output = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], TIMEOUT)
-        if not ready:
-            break
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the other side closed
-            break
-        if not chunk:
-            break
-        output += chunk
-    process.wait(timeout=TIMEOUT)
-    os.close(leader)
-    return output.decode("utf-8", "replace")
+    """stdout of argv run with a pseudo-terminal as its stdout (where color is on by default),
+    and its stderr. NoTerminal when no pseudo-terminal can be had."""
+    try:
+        leader, follower = pty.openpty()
+    except OSError as error:
+        raise NoTerminal("no pseudo-terminal can be had here (pty.openpty: %s; is devpts mounted "
+                         "on /dev/pts, with /dev/ptmx?)" % error)
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, stdout=follower, stderr=errors, env=env)
+        os.close(follower)
+        output = b""
+        while True:
+            ready, _, _ = select.select([leader], [], [], TIMEOUT)
+            if not ready:
+                break
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            output += chunk
+        process.wait(timeout=TIMEOUT)
+        os.close(leader)
+        errors.seek(0)
+        return output.decode("utf-8", "replace"), errors.read().decode("utf-8", "replace")
+
+
+def color_checks(coreanalyze, core):
+    """Problems of NO_COLOR and --no-color on a terminal, or Skipped without one."""
+    try:
+        colored, colored_errors = run_on_a_terminal([coreanalyze, core],
+                                                    dict(os.environ, NO_COLOR=""))
+        plain, plain_errors = run_on_a_terminal([coreanalyze, core], dict(os.environ, NO_COLOR="1"))
+        flag, flag_errors = run_on_a_terminal([coreanalyze, core, "--no-color"], os.environ)
+    except NoTerminal as error:
+        return Skipped(str(error))
+    problems = []
+    if "\033[" not in colored:
+        problems.append("no color on a terminal (with an empty NO_COLOR); stderr %r"
+                        % colored_errors[-600:])
+    if "\033[" in plain:
+        problems.append("color on a terminal with NO_COLOR=1; stderr %r" % plain_errors[-600:])
+    if "\033[" in flag:
+        problems.append("color on a terminal with --no-color; stderr %r" % flag_errors[-600:])
+    return problems
 
 
 def snapshot_checks(coreanalyze, workdir):
@@ -164,17 +202,7 @@ def snapshot_checks(coreanalyze, workdir):
         [] if run.stderr_lines and "standard input" in run.stderr_lines[0]
         else ["want the message to name standard input"])))
 
-    colored = run_on_a_terminal([coreanalyze, core], dict(os.environ, NO_COLOR=""))
-    plain = run_on_a_terminal([coreanalyze, core], dict(os.environ, NO_COLOR="1"))
-    flag = run_on_a_terminal([coreanalyze, core, "--no-color"], os.environ)
-    problems = []
-    if "\033[" not in colored:
-        problems.append("no color on a terminal (with an empty NO_COLOR)")
-    if "\033[" in plain:
-        problems.append("color on a terminal with NO_COLOR=1")
-    if "\033[" in flag:
-        problems.append("color on a terminal with --no-color")
-    checks.append(("NO_COLOR and --no-color", problems))
+    checks.append(("NO_COLOR and --no-color", color_checks(coreanalyze, core)))
 
     checks.append(("--python 3.12t names the layouts that exist",
                    expect(Run([coreanalyze, core, "--python", "3.12t"]), (2,), True)
@@ -287,7 +315,10 @@ def main():
             checks.append(("--exe of another binary: the build-id comes first",
                            first_line_starts(run, "coreanalyze: the build-id of /bin/true is ")))
         for name, problems in checks:
-            results.check(name, problems)
+            if isinstance(problems, Skipped):
+                results.report("SKIP", name, [problems.reason])
+            else:
+                results.check(name, problems)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return results.finish()
