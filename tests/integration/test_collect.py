@@ -15,8 +15,9 @@ child that runs no Python, a zombie), on this machine and through pdsh's exec mo
 - the collector run as another user without privileges: exit code 10 and a line saying what to do;
 - no triage subcommand in this coreanalyze: the collector says where the results are (with one,
   it runs it);
-- a real torchrun (python3-torch, gloo, 2 ranks): the agent and both ranks taken, rank 0 in
-  all_reduce, rank 1 where it waits, their RANK/LOCAL_RANK/WORLD_SIZE in the manifest;
+- a real torchrun (python3-torch, gloo, 2 ranks; its rendezvous at 127.0.0.1, no name to
+  resolve): the agent and both ranks taken, rank 0 in all_reduce, rank 1 where it waits, their
+  RANK/LOCAL_RANK/WORLD_SIZE in the manifest; when it fails, its own output says why;
 - pdsh -R exec -w localhost,127.0.0.1: both "hosts" write their own directory, each with every
   Python process's JSON, and the top manifest lists both.
 
@@ -28,6 +29,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -339,6 +341,8 @@ def pdsh_case(coreanalyze, python_path, workdir):
         out_dir = os.path.join(workdir, "out-pdsh")
         # Both "hosts" are this machine: one at a time (FANOUT=1), or the second collector would
         # find the processes traced by the first.
+        # pdsh's exec module resolves no name: "localhost" is a label even where no /etc/hosts
+        # names it.
         environment = dict(os.environ, FANOUT="1")
         started = time.time()
         code, out, err = run_collect(coreanalyze, ["--pdsh", "localhost,127.0.0.1", "--pdsh-rcmd",
@@ -367,6 +371,46 @@ def usage_case(coreanalyze, workdir):
     return problems
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        return listener.getsockname()[1]
+
+
+def torchrun_argv(torchrun, ranks, log_dir):
+    """torchrun and its options for `ranks` ranks on this machine, every address 127.0.0.1.
+
+    Not --standalone: its rendezvous is at localhost:29400, and its agent hands the ranks this
+    machine's host name as MASTER_ADDR; where names do not resolve (no /etc/hosts, as in a
+    debootstrap chroot or many containers) the agent or the ranks cannot connect. The static
+    rendezvous at --master_addr 127.0.0.1 on a free port needs no name. Debian's torch 1.13 under
+    Python 3.11 reads --redirects/--tee "0" (their default) as None (Std.from_str iterates an
+    IntFlag, which no longer yields the 0 member) and torchrun fails: they get other values."""
+    return [torchrun, "--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1",
+            "--master_port", str(free_port()), "--nproc_per_node", str(ranks), "--redirects", "1",
+            "--tee", "2", "--log_dir", log_dir]
+
+
+def torch_environment():
+    """The environment of a torch job of the tests: one OpenMP thread a process, and gloo on
+    the loopback interface (else it looks this machine's host name up)."""
+    environment = dict(os.environ, OMP_NUM_THREADS="1")
+    environment.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    return environment
+
+
+def output_tail(path, chars=8000):
+    """The end of a log file (a launcher's own output), for a failure's message."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - chars))
+            return log.read().decode("utf-8", "replace")
+    except OSError as error:
+        return "(%s)" % error
+
+
 def torchrun_case(coreanalyze, workdir):
     """A real torchrun (Debian's python3-torch): the elastic agent and its 2 gloo ranks, rank 0 in
     all_reduce and rank 1 elsewhere, their RANK/LOCAL_RANK/WORLD_SIZE in the manifest. None when
@@ -375,19 +419,18 @@ def torchrun_case(coreanalyze, workdir):
     if torchrun is None or not os.path.isdir("/usr/lib/python3/dist-packages/torch"):
         return None, 0
     ready_dir = tempfile.mkdtemp(prefix="ready-torch-", dir=workdir)
-    # Debian's torch 1.13 under Python 3.11 reads --redirects/--tee "0" (their default) as None
-    # (Std.from_str iterates an IntFlag, which no longer yields the 0 member) and torchrun fails:
-    # give them values other than 0.
-    argv = [torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1", "--tee", "2",
-            "--log_dir", os.path.join(workdir, "torchrun-logs"),
-            os.path.join(PROGRAMS, "torchrun_hang.py"), ready_dir]
-    process = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    argv = torchrun_argv(torchrun, 2, os.path.join(workdir, "torchrun-logs")) + [
+        os.path.join(PROGRAMS, "torchrun_hang.py"), ready_dir]
+    log_path = os.path.join(workdir, "torchrun.log")
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT, env=torch_environment())
     try:
         deadline = time.time() + TORCH_START_TIMEOUT
         while len(glob.glob(os.path.join(ready_dir, "*.ready"))) < 2:
             if time.time() > deadline or process.poll() is not None:
-                return ["torchrun's ranks did not start (exit %s)" % process.poll()], 0
+                return ["torchrun's ranks did not start (exit %s); %s; its output:\n%s"
+                        % (process.poll(), " ".join(argv), output_tail(log_path))], 0
             time.sleep(0.2)
         time.sleep(1)  # from its ready file to all_reduce
         ranks = {}

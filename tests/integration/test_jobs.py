@@ -2,7 +2,7 @@
 """Integration test: whole hung jobs of real processes on this machine, collected and triaged
 (issue 11), with Debian's python3-torch (gloo backend on loopback):
 
-- torchrun --standalone --nproc_per_node=8, rank 5 given one batch fewer
+- torchrun --nproc_per_node=8 (static rendezvous at 127.0.0.1), rank 5 given one batch fewer
   (tests/programs/job_allreduce_hang.py): `coreanalyze collect --pid AGENT -o DIR` then
   `coreanalyze triage DIR` (the collector's manifest.json files are no inputs), `triage --pid`
   of the same processes (live), and `collect --cores snapshot` then triage of the snapshot cores:
@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import Results, SKIP  # noqa: E402
+import test_collect  # noqa: E402  (torchrun's options, the torch jobs' environment)
 import test_triage  # noqa: E402  (png_is_blank, the Chromium screenshot)
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
@@ -62,7 +63,7 @@ class Job(object):
         self.ready_dir = os.path.join(workdir, name + "-ready")
         os.makedirs(self.ready_dir)
         self.log = open(os.path.join(workdir, name + ".log"), "wb")
-        environment = dict(os.environ, OMP_NUM_THREADS="1")
+        environment = test_collect.torch_environment()
         self.process = subprocess.Popen(argv + [self.ready_dir] if "{ready}" not in argv else
                                         [self.ready_dir if a == "{ready}" else a for a in argv],
                                         start_new_session=True, stdout=self.log,
@@ -82,10 +83,9 @@ class Job(object):
                 break
             time.sleep(0.2)
         self.log.flush()
-        with open(self.log.name, "rb") as log:
-            tail = log.read()[-800:].decode("utf-8", "replace")
-        raise RuntimeError("%s: %d of %d processes ready (exit %s): %s"
-                           % (self.name, len(self.ready()), count, self.process.poll(), tail))
+        raise RuntimeError("%s: %d of %d processes ready (exit %s); its output:\n%s"
+                           % (self.name, len(self.ready()), count, self.process.poll(),
+                              test_collect.output_tail(self.log.name)))
 
     def ready(self):
         found = {}
@@ -190,11 +190,10 @@ def pictures_case(results, coreanalyze, directory, workdir):
 def torchrun_case(results, coreanalyze, workdir):
     line = marker_line("job_allreduce_hang.py", "ODD-RANK-WAITS")
     torchrun = shutil.which("torchrun")
-    # Debian's torch 1.13 under Python 3.11 fails with --redirects/--tee at their default "0"
-    # (see test_collect.py): give them other values.
-    job = Job([torchrun, "--standalone", "--nproc_per_node=%d" % TORCHRUN_RANKS, "--redirects", "1",
-               "--tee", "2", "--log_dir", os.path.join(workdir, "torchrun-logs"),
-               os.path.join(PROGRAMS, "job_allreduce_hang.py"), "{ready}", str(TORCHRUN_ODD)],
+    # Every address 127.0.0.1, none a name to resolve (see test_collect.torchrun_argv).
+    job = Job(test_collect.torchrun_argv(torchrun, TORCHRUN_RANKS,
+                                         os.path.join(workdir, "torchrun-logs"))
+              + [os.path.join(PROGRAMS, "job_allreduce_hang.py"), "{ready}", str(TORCHRUN_ODD)],
               workdir, "torchrun")
     try:
         started = time.time()
@@ -320,6 +319,21 @@ def prefork_case(results, coreanalyze, workdir):
         job.kill()
 
 
+def torch_missing_reason():
+    """Why Debian's python3-torch with gloo cannot run here (the import's own error), or None."""
+    if not os.path.exists(PYTHON):
+        return "%s not found" % PYTHON
+    if shutil.which("torchrun") is None:
+        return "no torchrun on the PATH"
+    result = subprocess.run([PYTHON, "-c", "import torch.distributed as d; assert d.is_gloo_available(), "
+                             "'torch.distributed has no gloo'"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    if result.returncode != 0:
+        lines = result.stdout.decode("utf-8", "replace").strip().splitlines()
+        return "%s: %s" % (PYTHON, lines[-1] if lines else "exit %d" % result.returncode)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -327,10 +341,10 @@ def main():
     parser.add_argument("--only", help="run only this case (torchrun, spawn, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
-    if (not os.path.exists(PYTHON) or shutil.which("torchrun") is None
-            or subprocess.run([PYTHON, "-c", "import torch.distributed as d; assert d.is_gloo_available()"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0):
-        print("SKIP Debian's python3-torch with gloo is not installed (scripts/install-deps)")
+    reason = torch_missing_reason()
+    if reason:
+        print("SKIP Debian's python3-torch with gloo is not installed (scripts/install-deps): "
+              + reason)
         return SKIP
     results = Results()
     workdir = tempfile.mkdtemp(prefix="hangpy-jobs-", dir="/var/tmp")

@@ -49,8 +49,9 @@ def torch_missing_reason():
     result = subprocess.run([PYTHON, "-c", "import torch"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     if result.returncode != 0:
-        return ("%s cannot import torch (Debian: scripts/install-deps installs it: apt-get install "
-                "python3-torch)" % PYTHON)
+        lines = result.stdout.decode("utf-8", "replace").strip().splitlines()
+        return ("%s cannot import torch: %s (Debian: scripts/install-deps installs it: apt-get "
+                "install python3-torch)" % (PYTHON, lines[-1] if lines else "exit %d" % result.returncode))
     return None
 
 
@@ -80,7 +81,7 @@ class ProgramRun(object):
 
     def output(self):
         with open(os.path.join(self.workdir, "output.txt"), "rb") as log:
-            return log.read().decode("utf-8", "replace").strip()[-600:]
+            return log.read().decode("utf-8", "replace").strip()[-4000:]
 
     def wait_for_truths(self, suffixes):
         """{suffix: ground truth} once the program wrote truth.json+suffix for each suffix ("" is

@@ -2,7 +2,7 @@
 ranks on loopback, one of them (ODD_RANK) given one batch fewer than the others. It leaves its loop
 and waits on a lock nobody releases, while the others block in the all_reduce of their last batch.
 
-    torchrun --standalone --nproc_per_node=8 job_allreduce_hang.py READY_DIR ODD_RANK
+    torchrun --master_addr 127.0.0.1 --master_port PORT --nproc_per_node=8 job_allreduce_hang.py READY_DIR ODD_RANK
     python3 job_allreduce_hang.py --spawn 4 READY_DIR ODD_RANK    # torch.multiprocessing.spawn
 
 Each rank writes READY_DIR/rankR-PID.ready just before it blocks; the place the odd rank waits is

@@ -26,6 +26,7 @@ def train(rank, path, port):
     import torch
     import torch.distributed as dist
     torch.set_num_threads(1)
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo on loopback: no host name to look up
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=WORLD_SIZE)
     groundtruth.start(rank_truth_path(path, rank), blockers=1)

@@ -2,7 +2,9 @@
 rank 0 blocks in all_reduce, which rank 1 never joins: it waits on a lock instead. Each rank
 writes READY_DIR/rankR-PID.ready just before it blocks.
 
-    torchrun --standalone --nproc_per_node=2 torchrun_hang.py READY_DIR
+    torchrun --master_addr 127.0.0.1 --master_port PORT --nproc_per_node=2 torchrun_hang.py READY_DIR
+
+(a static rendezvous at 127.0.0.1, no name to resolve: test_collect.torchrun_argv)
 """
 import os
 import sys
