@@ -11,8 +11,12 @@ child that runs no Python, a zombie), on this machine and through pdsh's exec mo
   the name), never the collector or what started it;
 - --cores snapshot: a snapshot core per process, small, whose own analysis shows the same
   function; --cores full into a 16 MB file system: refused before gcore runs, saying how much
-  space it needs and has (needs root and unshare for the private tmpfs);
-- the collector run as another user without privileges: exit code 10 and a line saying what to do;
+  space it needs and has (needs root and unshare for the private tmpfs; in a chroot, where "/" is
+  no mount point, the directory is bind-mounted on itself and made private first; skipped, with
+  each way's own error, where no tmpfs can be mounted);
+- the collector run as another user without privileges (a copy of coreanalyze in a directory
+  every user may reach, the clone may be closed to them): exit code 10 and a line saying what to
+  do;
 - no triage subcommand in this coreanalyze: the collector says where the results are (with one,
   it runs it);
 - a real torchrun (python3-torch, gloo, 2 ranks; its rendezvous at 127.0.0.1, no name to
@@ -146,10 +150,10 @@ def expected_processes(job):
     return python, sleep, zombies
 
 
-def run_collect(coreanalyze, args, prefix=(), environment=None):
+def run_collect(coreanalyze, args, prefix=(), environment=None, cwd=None):
     result = subprocess.run(list(prefix) + [coreanalyze, "collect"] + list(args),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT,
-                            env=environment)
+                            env=environment, cwd=cwd)
     return (result.returncode, result.stdout.decode("utf-8", "replace"),
             result.stderr.decode("utf-8", "replace"))
 
@@ -240,7 +244,7 @@ def tree_case(coreanalyze, python_path, workdir, select):
 
 def cores_case(coreanalyze, python_path, workdir):
     if shutil.which("gcore") is None:
-        return None
+        return "needs gcore (gdb)"
     with JobTree(python_path, workdir) as job:
         roles = job.wait_ready()
         rank1 = [pid for pid, role in roles.items() if role == "rank1"][0]
@@ -275,27 +279,86 @@ def cores_case(coreanalyze, python_path, workdir):
         return problems
 
 
+# What the shell in the mount namespace says once the tmpfs is mounted, before the collector runs:
+# without it, the collector never ran and what failed is this machine's (no mount allowed...).
+TMPFS_MOUNTED = "hangpy-test: the 16 MB tmpfs is mounted"
+TMPFS_SCRIPT = ('mount -t tmpfs -o size=16m hangpy-small "$1" || exit 1; echo "%s" >&2; shift; '
+                '"$@"; code=$?; cat "$OUT"/n/manifest.json; exit $code' % TMPFS_MOUNTED)
+
+
+def in_private_namespace(unshare, small, argv):
+    """argv run in a mount namespace whose mounts are all private, over a tmpfs on `small`:
+    (the subprocess result, or None and why not). In a chroot, "/" is no mount point and unshare
+    cannot make it private ("cannot change root filesystem propagation")."""
+    result = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c",
+                             TMPFS_SCRIPT, "sh", small] + argv, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=RUN_TIMEOUT, env=dict(os.environ, OUT=small))
+    return mounted_or_why_not("unshare --mount --propagation private", result)
+
+
+def on_private_bind_mount(unshare, small, argv):
+    """The same where "/" is no mount point (a chroot): `small` is first bind-mounted on itself
+    here and made private, so that the tmpfs mounted on it in the new namespace (mounts copied
+    unchanged) propagates nowhere; the bind mount is undone after."""
+    for command in (["mount", "--bind", small, small], ["mount", "--make-private", small]):
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=RUN_TIMEOUT)
+        if done.returncode != 0:
+            if command[1] != "--bind":
+                subprocess.run(["umount", small], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            return None, "%s: exit %d: %s" % (" ".join(command), done.returncode,
+                                              done.stdout.decode("utf-8", "replace").strip())
+    try:
+        result = subprocess.run([unshare, "--mount", "--propagation", "unchanged", "sh", "-c",
+                                 TMPFS_SCRIPT, "sh", small] + argv, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, timeout=RUN_TIMEOUT,
+                                env=dict(os.environ, OUT=small))
+    finally:
+        subprocess.run(["umount", small], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return mounted_or_why_not("mount --bind and --make-private %s, then unshare --mount" % small,
+                              result)
+
+
+def mounted_or_why_not(how, result):
+    """(result with the marker line taken out of its stderr, None) when the tmpfs was mounted and
+    the collector ran, else (None, what failed in full)."""
+    err = result.stderr.decode("utf-8", "replace")
+    if TMPFS_MOUNTED not in err:
+        return None, "%s: exit %d: %s" % (how, result.returncode, err.strip() or "(no message)")
+    result.stderr = err.replace(TMPFS_MOUNTED + "\n", "").encode("utf-8")
+    return result, None
+
+
+TMPFS_WAYS = (in_private_namespace, on_private_bind_mount)
+
+
 def disk_space_case(coreanalyze, python_path, workdir):
-    """--cores full into a 16 MB tmpfs mounted in a private mount namespace: refused up front."""
+    """--cores full into a 16 MB tmpfs mounted in a private mount namespace: refused up front.
+    Why not (a string) when this machine cannot mount one (no root, no unshare, no gcore, no
+    mount allowed: each way tried and its own error)."""
     unshare = shutil.which("unshare")
-    if os.geteuid() != 0 or unshare is None or shutil.which("gcore") is None:
-        return None
+    if os.geteuid() != 0:
+        return "needs root (to mount a 16 MB tmpfs)"
+    if unshare is None:
+        return "needs unshare (util-linux)"
+    if shutil.which("gcore") is None:
+        return "needs gcore (gdb)"
     small = os.path.join(workdir, "small")
     os.makedirs(small)
     with JobTree(python_path, workdir) as job:
         roles = job.wait_ready()
         rank0 = [pid for pid, role in roles.items() if role == "rank0"][0]
-        script = ('mount -t tmpfs -o size=16m hangpy-small "$1" && shift && "$@"; code=$?; '
-                  'cat "$OUT"/n/manifest.json; exit $code')
-        environment = dict(os.environ, OUT=small)
-        result = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c", script,
-                                 "sh", small, coreanalyze, "collect", "--pid", str(rank0), "--cores",
-                                 "full", "-o", small, "--node-name", "n", "--no-triage"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT,
-                                env=environment)
+        argv = [coreanalyze, "collect", "--pid", str(rank0), "--cores", "full", "-o", small,
+                "--node-name", "n", "--no-triage"]
+        why_not = []
+        for way in TMPFS_WAYS:
+            result, reason = way(unshare, small, argv)
+            if result is not None:
+                break
+            why_not.append(reason)
+        else:
+            return "no 16 MB tmpfs could be mounted here:\n" + "\n".join(why_not)
         err = result.stderr.decode("utf-8", "replace")
-        if "mount" in err and "tmpfs" in err and result.returncode not in (0, 5):
-            return None  # no tmpfs mounts here (a container without the capability)
         problems = []
         if result.returncode != 5:
             problems.append("exit code %d, want 5 (JSON taken, core refused): %s" % (result.returncode, err))
@@ -311,20 +374,49 @@ def disk_space_case(coreanalyze, python_path, workdir):
         return problems
 
 
+def reachable_by_everyone(path):
+    """None when every user may reach `path` (each directory down to it searchable by others),
+    else the first directory that is not."""
+    path = os.path.abspath(path)
+    parts = path.split(os.sep)
+    for index in range(1, len(parts) + 1):
+        directory = os.sep.join(parts[:index]) or os.sep
+        if not os.stat(directory).st_mode & 0o001:
+            return directory
+    return None
+
+
 def permission_case(coreanalyze, python_path, workdir):
+    """The collector run as nobody, without privileges, on a root process: exit code 10 and a line
+    saying what to do. Nobody runs a copy of coreanalyze in a directory every user may reach (with
+    it as the working directory): the build's own may be in a clone nobody may enter (under /root,
+    mode 0700). The build's coreanalyze needs no library of the build tree (ldd)."""
     setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        return None
+    if os.geteuid() != 0:
+        return "needs root (to run the collector as another user)"
+    if setpriv is None:
+        return "needs setpriv (util-linux)"
+    os.chmod(workdir, 0o755)
+    closed = reachable_by_everyone(workdir)
+    if closed:
+        return ("%s is closed to other users (mode %o): the temporary directory nobody's collector "
+                "runs in must be reachable (set TMPDIR)" % (closed, os.stat(closed).st_mode & 0o7777))
     out_dir = os.path.join(workdir, "out-nobody")
     os.makedirs(out_dir)
     os.chmod(out_dir, 0o777)
-    os.chmod(workdir, 0o755)
+    bin_dir = os.path.join(workdir, "bin-nobody")
+    os.makedirs(bin_dir)
+    os.chmod(bin_dir, 0o755)
+    copy = os.path.join(bin_dir, "coreanalyze")
+    shutil.copy(coreanalyze, copy)
+    os.chmod(copy, 0o755)
     with JobTree(python_path, workdir) as job:
         roles = job.wait_ready()
         rank0 = [pid for pid, role in roles.items() if role == "rank0"][0]
-        code, _, err = run_collect(coreanalyze, ["--pid", str(rank0), "-o", out_dir, "--node-name",
-                                                 "n", "--no-triage"],
-                                   prefix=[setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"])
+        code, _, err = run_collect(copy, ["--pid", str(rank0), "-o", out_dir, "--node-name",
+                                          "n", "--no-triage"],
+                                   prefix=[setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"],
+                                   cwd=bin_dir)
         problems = []
         if code != EXIT_NOT_PERMITTED:
             problems.append("exit code %d, want %d: %s" % (code, EXIT_NOT_PERMITTED, err))
@@ -492,8 +584,8 @@ def main():
                             ("--cores full refused on a 16 MB file system", disk_space_case),
                             ("not permitted (another user)", permission_case)):
             problems = case(args.coreanalyze, interpreter.executable, workdir)
-            if problems is None:
-                results.report("SKIP", "%s %s" % (name, label), ["needs root, gcore, setpriv or unshare"])
+            if isinstance(problems, str):  # why it cannot run here
+                results.report("SKIP", "%s %s" % (name, label), [problems])
             else:
                 results.check("%s %s" % (name, label), problems)
         problems, seconds = torchrun_case(args.coreanalyze, workdir)
