@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "coreanalyze/environment_sources.h"
 #include "coreanalyze/exit_codes.h"
@@ -18,6 +19,7 @@
 #include "coreanalyze/recording_target.h"
 #include "cpython/asyncio_tasks.h"
 #include "coreanalyze/snapshot_writer.h"
+#include "coreanalyze/thread_pointers.h"
 #include "cpython/analyzer.h"
 
 namespace hangpy::coreanalyze {
@@ -38,6 +40,9 @@ struct LiveRead {
   bool nonblocking = false;
   std::optional<std::chrono::nanoseconds> stopped_for;
   size_t stopped_threads = 0;
+  size_t threads_in_syscall = 0;  // read in their system calls, never stopped
+  std::vector<int64_t> moved;     // of those, the ones that ran while read, every time
+  int reads = 0;                  // how many times the stacks were read
 };
 
 double milliseconds(std::chrono::nanoseconds duration) {
@@ -50,6 +55,8 @@ void add_live_facts(nlohmann::json& document, const LiveRead& read) {
   live["nonblocking"] = read.nonblocking;
   live["stopped_ms"] = read.stopped_for ? nlohmann::json(milliseconds(*read.stopped_for)) : nullptr;
   live["stopped_threads"] = read.stopped_threads;
+  live["threads_in_syscall"] = read.threads_in_syscall;
+  live["moved_threads"] = read.moved;
   document["live"] = std::move(live);
 }
 
@@ -58,9 +65,25 @@ std::string describe_read(int pid, const LiveRead& read) {
     return fmt::format("process {} was read without stopping it (--nonblocking): a stack may be "
                        "torn", pid);
   }
-  return fmt::format("process {} ({} threads) was stopped for {:.3f} ms", pid,
-                     read.stopped_threads, milliseconds(read.stopped_for.value_or(
-                                                std::chrono::nanoseconds{0})));
+  const double stopped_ms = milliseconds(read.stopped_for.value_or(std::chrono::nanoseconds{0}));
+  std::string text;
+  if (read.threads_in_syscall == 0) {
+    text = fmt::format("process {} ({} threads) was stopped for {:.3f} ms", pid,
+                       read.stopped_threads, stopped_ms);
+  } else if (read.stopped_threads == 0) {
+    text = fmt::format("process {} ({} threads, each asleep in a system call) was read without "
+                       "stopping it", pid, read.threads_in_syscall);
+  } else {
+    text = fmt::format("process {}: {} threads were stopped for {:.3f} ms, {} asleep in system "
+                       "calls were read without stopping them", pid, read.stopped_threads,
+                       stopped_ms, read.threads_in_syscall);
+  }
+  if (read.reads > 1) text += fmt::format(" (read {} times: a thread woke meanwhile)", read.reads);
+  if (!read.moved.empty()) {
+    text += fmt::format("; thread(s) {} ran while read every time: their stacks may be torn",
+                        fmt::join(read.moved, ", "));
+  }
+  return text;
 }
 
 // What an analysis reads from the process besides the stacks (--locals, the diagnosis), read
@@ -172,37 +195,62 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   options.missing_binaries_remedy = "the process may not be a CPython interpreter";
   LiveRead read;
   read.nonblocking = line.nonblocking;
-  std::unique_ptr<StoppedProcess> stopped;
+  // The pthread_t of each thread state, which names its OS thread before 3.11: a thread read in
+  // its system call is matched to it through glibc's struct pthread (thread_pointers.h).
+  std::vector<uint64_t> thread_pointers;
   if (!line.nonblocking) {
     // A first pass with the process running opens its binaries, finds their symbols and reads
     // every page the analysis needs. While the process is stopped those pages are read anew, in
     // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
     // after it is released, from the pages read while it was stopped (a page the first pass did
     // not need is read from the running process).
-    if (auto first = cpython::analyze(live, options))
+    if (auto first = cpython::analyze(live, options)) {
+      for (const auto& thread : first->threads) thread_pointers.push_back(thread.thread_id);
       (void)read_details(line, live, live, *first, nullptr);
-    auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
-    if (!stop) {
-      fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
-      return exit_code_for(stop.error());
     }
-    stopped = std::move(*stop);
-    live.set_registers(stopped->threads());
-    live.refresh_memory();
-    read.stopped_threads = stopped->threads().size();
   }
-  // --snapshot: what this pass and the details read (the pages read while the process was
-  // stopped) is what the snapshot keeps.
-  RecordingTarget recording(live);
-  const cpython::Target& analyzed =
-      line.snapshot_path ? static_cast<const cpython::Target&>(recording) : live;
-  auto stacks = cpython::analyze(analyzed, options);
-  // --native: the stacks are walked while the process is stopped, their symbols looked up after.
+  // Threads asleep in a system call are not stopped (process_stop.h); one that woke and ran while
+  // the stacks were read makes them be read again, a few times at most.
+  constexpr int kMaxReads = 3;
+  std::unique_ptr<StoppedProcess> stopped;
+  std::unique_ptr<RecordingTarget> recording;
+  std::optional<Expected<cpython::ProcessStacks>> read_stacks;
   std::optional<Expected<std::unique_ptr<native::DwflCoreUnwinder>>> unwinder;
-  if (line.native && stacks && stopped) {
-    unwinder = open_unwinder(line, live, analyzed.memory(), *stopped);
-    if (*unwinder) (**unwinder)->walk();
+  for (read.reads = 1;; ++read.reads) {
+    if (!line.nonblocking) {
+      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
+      if (!stop) {
+        fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
+        return exit_code_for(stop.error());
+      }
+      stopped = std::move(*stop);
+      std::vector<cpython::NativeThread> threads = stopped->threads();
+      fill_thread_pointers(live, thread_pointers, threads);
+      live.set_registers(std::move(threads));
+      live.refresh_memory();
+      read.stopped_threads = stopped->stopped_count();
+      read.threads_in_syscall = stopped->left_in_syscall().size();
+    }
+    // --snapshot: what this pass and the details read (the pages read while the process was
+    // stopped) is what the snapshot keeps.
+    recording = std::make_unique<RecordingTarget>(live);
+    const cpython::Target& analyzed =
+        line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
+    read_stacks = cpython::analyze(analyzed, options);
+    // --native: the stacks are walked while the process is stopped, their symbols looked up after.
+    unwinder.reset();
+    if (line.native && *read_stacks && stopped) {
+      unwinder = open_unwinder(line, live, analyzed.memory(), *stopped);
+      if (*unwinder) (**unwinder)->walk();
+    }
+    if (!stopped) break;
+    read.moved = stopped->moved();
+    if (read.moved.empty() || read.reads == kMaxReads) break;
+    stopped->release();
   }
+  Expected<cpython::ProcessStacks>& stacks = *read_stacks;
+  const cpython::Target& analyzed =
+      line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
   if (line.hold_stopped_ms > 0 && stopped) {
     std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
   }
@@ -239,7 +287,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::string snapshot_path;
   if (line.snapshot_path) {
     snapshot_path = snapshot_path_for(line, pid);
-    if (auto written = write_live_snapshot(snapshot_path, live, recording, stopped.get(),
+    if (auto written = write_live_snapshot(snapshot_path, live, *recording, stopped.get(),
                                                input.environment.variables);
         !written)
       snapshot_error = written.error();
@@ -259,7 +307,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   }
   if (line.snapshot_path) {
     fmt::print(stderr, "coreanalyze: wrote snapshot {} of process {} ({} pages)\n", snapshot_path,
-               pid, recording.pages().size());
+               pid, recording->pages().size());
   }
   return stacks->partial() ? kExitPartial : kExitSuccess;
 }

@@ -32,7 +32,15 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
                                       const std::vector<cpython::NativeThread>& threads) {
   SnapshotProcess process;
   process.facts = facts;
-  for (const auto& set : stopped) process.threads.push_back({set.lwp, 0, set.registers});
+  for (const auto& set : stopped) {
+    CoreThread thread{set.lwp, 0, set.registers};
+    // A thread read in its system call has no fs_base of its own: the one found for it
+    // (thread_pointers.h), which `threads` holds.
+    for (const cpython::NativeThread& known : threads) {
+      if (known.lwp == set.lwp && thread.registers.fs_base == 0) thread.registers.fs_base = known.fs_base;
+    }
+    process.threads.push_back(thread);
+  }
   if (stopped.empty()) {
     for (const cpython::NativeThread& thread : threads) {
       CoreThread known{thread.lwp, 0, {}};

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
+#include "coreanalyze/blocked_threads.h"
 #include "coreanalyze/proc_file.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -202,34 +203,15 @@ std::vector<int64_t> list_threads(int pid) {
   return ids;
 }
 
-// /proc/PID/task/TID/syscall: "running", or "NR ARG1..ARG6 SP PC" in hex after the decimal NR,
-// or "-1 SP PC" outside a system call.
+// A thread's call, sp and pc as /proc/PID/task/TID/syscall shows them (blocked_threads.h).
 cpython::NativeThread thread_from_syscall_file(int pid, int64_t lwp) {
-  cpython::NativeThread thread;
-  thread.lwp = lwp;
   auto text = read_proc_file(fmt::format("/proc/{}/task/{}/syscall", pid, lwp));
-  if (!text) return thread;
-  std::istringstream stream(*text);
-  long long number = -1;
-  if (!(stream >> number)) return thread;
-  std::vector<uint64_t> values;
-  for (std::string word; stream >> word;) {
-    const std::string_view digits = word.starts_with("0x") ? std::string_view(word).substr(2) : word;
-    uint64_t value = 0;
-    auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
-    if (digits.empty() || error != std::errc() || stop != digits.data() + digits.size()) return thread;
-    values.push_back(value);
+  if (!text) {
+    cpython::NativeThread thread;
+    thread.lwp = lwp;
+    return thread;
   }
-  if (number >= 0 && values.size() == 8) {
-    thread.syscall = number;
-    std::copy_n(values.begin(), 6, thread.syscall_arguments.begin());
-    thread.sp = values[6];
-    thread.pc = values[7];
-  } else if (values.size() == 2) {
-    thread.sp = values[0];
-    thread.pc = values[1];
-  }
-  return thread;
+  return parse_syscall_line(*text, lwp);
 }
 
 class LiveTargetImpl final : public LiveTarget {

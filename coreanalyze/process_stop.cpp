@@ -129,6 +129,7 @@ LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
 LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
   std::set<pid_t> seen;
   bool first_round = true;
+  bool timer_armed = false;
   // Threads started after the listing are found by the next one; a process that starts threads
   // without end is given up on after a few rounds (the threads not stopped are only missing).
   for (int round = 0; round < 5; ++round) {
@@ -140,6 +141,10 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
     if (fresh.empty()) return std::unexpected(describe_access_failure(pid_, ESRCH, "stop"));
     std::vector<pid_t> seized;
     for (pid_t tid : fresh) {
+      if (auto blocked = blocked_in_syscall(pid_, tid)) {
+        leave_in_syscall(std::move(*blocked));
+        continue;
+      }
       const sig_atomic_t slot = g_traced_count;
       if (static_cast<size_t>(slot) >= kMaxThreads) break;
       g_traced[slot] = tid;
@@ -153,10 +158,11 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
       }
       seized.push_back(tid);
     }
-    if (first_round) {
+    first_round = false;
+    if (!timer_armed && !seized.empty()) {
       arm_timer(limit);
       stopped_at_ = std::chrono::steady_clock::now();
-      first_round = false;
+      timer_armed = true;
     }
     for (pid_t tid : seized) raw_ptrace(PTRACE_INTERRUPT, tid, 0);
     for (pid_t tid : seized) {
@@ -181,10 +187,43 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
     }
   }
   const auto by_lwp = [](const auto& a, const auto& b) { return a.lwp < b.lwp; };
+  std::sort(left_in_syscall_.begin(), left_in_syscall_.end(),
+            [](const auto& a, const auto& b) { return a.registers.lwp < b.registers.lwp; });
   std::sort(threads_.begin(), threads_.end(), by_lwp);
   std::sort(dwarf_registers_.begin(), dwarf_registers_.end(), by_lwp);
   std::sort(register_sets_.begin(), register_sets_.end(), by_lwp);
   return {};
+}
+
+// What a snapshot and the unwinder are given of a thread left in its system call: the call and
+// its arguments in their registers, sp and pc; nothing else is known.
+void StoppedProcess::leave_in_syscall(BlockedThread thread) {
+  const cpython::NativeThread& known = thread.registers;
+  threads_.push_back(known);
+  DwarfRegisters dwarf{known.lwp, {}, true};
+  dwarf.dwarf[7] = known.sp;
+  dwarf.dwarf[16] = known.pc;
+  dwarf_registers_.push_back(dwarf);
+  user_regs_struct regs{};
+  regs.rip = known.pc;
+  regs.rsp = known.sp;
+  regs.orig_rax = static_cast<uint64_t>(known.syscall);
+  const auto& arguments = known.syscall_arguments;
+  regs.rdi = arguments[0];
+  regs.rsi = arguments[1];
+  regs.rdx = arguments[2];
+  regs.r10 = arguments[3];
+  regs.r8 = arguments[4];
+  regs.r9 = arguments[5];
+  register_sets_.push_back({known.lwp, regs});
+  left_in_syscall_.push_back(std::move(thread));
+}
+
+std::vector<int64_t> StoppedProcess::moved() const {
+  std::vector<int64_t> lwps;
+  for (const BlockedThread& thread : left_in_syscall_)
+    if (!still_blocked(pid_, thread)) lwps.push_back(thread.registers.lwp);
+  return lwps;
 }
 
 std::chrono::nanoseconds StoppedProcess::release() {

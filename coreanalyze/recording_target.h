@@ -1,19 +1,22 @@
-// A Target that passes everything through and remembers what the analysis used: the pages it
-// read and the symbols it looked up. That is exactly what a self-contained snapshot core needs.
+// A Target that passes everything through and remembers what the analysis used: the bytes it
+// read and the symbols it looked up. That is exactly what a self-contained snapshot core needs,
+// and all it may hold (read_ranges.h).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "coreanalyze/read_ranges.h"
 #include "cpython/target.h"
 
 namespace hangpy::coreanalyze {
 
 class RecordingTarget final : public cpython::Target, private cpython::AddressSpace {
  public:
-  static constexpr uint64_t kPageSize = 4096;
+  static constexpr uint64_t kPageSize = ReadRanges::kPageSize;
 
   explicit RecordingTarget(const cpython::Target& inner) : inner_(inner) {}
 
@@ -37,8 +40,9 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
     return inner_.writable_ranges();
   }
 
-  // Page addresses touched by successful reads.
-  const std::set<uint64_t>& pages() const { return pages_; }
+  // The bytes successful reads returned, and the pages that hold them.
+  const ReadRanges& read_bytes() const { return read_; }
+  const std::set<uint64_t>& pages() const { return read_.pages(); }
   // Symbols looked up and found, by name.
   const std::map<std::string, uint64_t>& symbols() const { return symbols_; }
   const cpython::AddressSpace& inner_memory() const { return inner_.memory(); }
@@ -46,16 +50,21 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
  private:
   Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
     auto ok = inner_.memory().read(address, out);
-    if (ok && !out.empty()) {
-      for (uint64_t page = address & ~(kPageSize - 1); page < address + out.size();
-           page += kPageSize)
-        pages_.insert(page);
+    if (ok) read_.add(address, out.size());
+    return ok;
+  }
+  // Only the string and its NUL are kept; the rest of the chunk was never part of the answer.
+  Expected<void> read_c_string_chunk(uint64_t address, std::span<std::byte> out) const override {
+    auto ok = inner_.memory().read(address, out);
+    if (ok) {
+      const auto nul = std::find(out.begin(), out.end(), std::byte{0});
+      read_.add(address, static_cast<uint64_t>(nul - out.begin()) + (nul != out.end() ? 1 : 0));
     }
     return ok;
   }
 
   const cpython::Target& inner_;
-  mutable std::set<uint64_t> pages_;
+  mutable ReadRanges read_;
   mutable std::map<std::string, uint64_t> symbols_;
 };
 

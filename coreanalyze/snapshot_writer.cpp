@@ -117,8 +117,10 @@ struct Run {
 };
 
 // Consecutive recorded pages become one segment; each page is read again through the full
-// memory view (core, then mapped files), so file-backed pages are saved too.
-// The environment strings of the initial stack are written as zeros (see
+// memory view (core, then mapped files), so file-backed pages are saved too, and every byte of it
+// the analysis did not read is written as zero (read_ranges.h): a heap neighbour of an object it
+// read, os.environ's copies of the environment, a local nobody asked for stay behind.
+// The environment strings of the initial stack are zeroed even where something read them (see
 // initial_environment_strings): only the label variables leave the machine, in their note.
 std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTarget& recorded) {
   constexpr uint64_t kPage = RecordingTarget::kPageSize;
@@ -127,6 +129,7 @@ std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTar
   std::vector<std::byte> page(kPage);
   for (uint64_t address : recorded.pages()) {
     if (!recorded.inner_memory().read(address, page)) continue;
+    recorded.read_bytes().clear_unread(address, page);
     if (withheld && withheld->first < address + kPage && address < withheld->second) {
       const uint64_t from = std::max(withheld->first, address) - address;
       const uint64_t to = std::min(withheld->second, address + kPage) - address;

@@ -20,6 +20,12 @@ class AddressSpace {
  public:
   virtual ~AddressSpace() = default;
   virtual Expected<void> read(uint64_t address, std::span<std::byte> out) const = 0;
+  // read(), for a caller that uses only the bytes up to the first NUL (a C string read a chunk at
+  // a time): a view that keeps what was read (a snapshot's recording) keeps only those, not the
+  // neighbours the chunk ran over. Wrappers forward it.
+  virtual Expected<void> read_c_string_chunk(uint64_t address, std::span<std::byte> out) const {
+    return read(address, out);
+  }
 };
 
 // Reads a trivially copyable value of the target's (little-endian, LP64) representation.

@@ -466,7 +466,8 @@ class TaskReader {
   // `self` of the innermost coroutine frame, when it has one.
   uint64_t innermost_self(const AsyncTask& task) {
     if (task.coroutine_stack.empty()) return 0;
-    auto found = variables_.lookup(task.coroutine_stack.front(), "self");
+    auto found = variables_.lookup(task.coroutine_stack.front(), "self",
+                                   VariableReader::Want::kObjectOnly);
     if (!found || !*found || (*found)->scope != Scope::kLocal) return 0;
     return (*found)->variable.object;
   }
@@ -553,7 +554,7 @@ class TaskReader {
     if (delay && *delay) task.detail = fmt::format("asyncio.sleep({})", (*delay)->variable.repr);
     if (!options_.monotonic_now) return;
     // The timer handle the sleep scheduled knows when it is due, in loop.time() (monotonic).
-    auto handle = variables_.lookup(sleep, "h");
+    auto handle = variables_.lookup(sleep, "h", VariableReader::Want::kObjectOnly);
     if (!handle || !*handle) return;
     // TimerHandle keeps _when in a __slots__ member, not in a __dict__.
     auto when = attributes_.slot((*handle)->variable.object, "_when");
@@ -636,7 +637,7 @@ class TaskReader {
     for (const PythonThread& thread : stacks_.threads) {
       for (const PythonFrame& frame : thread.frames) {
         if (frame.function != "run" || !frame.file.ends_with("concurrent/futures/thread.py")) continue;
-        auto self = variables_.lookup(frame, "self");
+        auto self = variables_.lookup(frame, "self", VariableReader::Want::kObjectOnly);
         if (!self || !*self) continue;
         auto future = attributes_.get((*self)->variable.object, "future");
         if (future && std::find(cell_values.begin(), cell_values.end(), *future) != cell_values.end()) {

@@ -18,6 +18,12 @@ class BudgetedMemory final : public AddressSpace {
     left_ -= out.size();
     return memory_.read(address, out);
   }
+  Expected<void> read_c_string_chunk(uint64_t address, std::span<std::byte> out) const override {
+    if (out.size() > left_)
+      return make_error(ErrorKind::kUnsupported, "the read budget of this value is spent", address);
+    left_ -= out.size();
+    return memory_.read_c_string_chunk(address, out);
+  }
 
  private:
   const AddressSpace& memory_;
@@ -55,6 +61,11 @@ VariableReader::VariableReader(const AddressSpace& memory, const Layout& layout)
     : memory_(memory), layout_(layout) {}
 
 Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame) const {
+  return slot_values(frame, Want::kRepr);
+}
+
+Expected<std::vector<Variable>> VariableReader::slot_values(const PythonFrame& frame,
+                                                            Want want) const {
   if (layout_.frame.localsplus == kAbsent)
     return make_error(ErrorKind::kUnsupported, "this layout has no frame slots");
   ObjectReader objects(memory_, layout_);
@@ -74,17 +85,22 @@ Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame)
       }
     }
     if (object == 0) continue;  // unbound
-    variables.push_back({(*names)[i], bounded_repr(memory_, layout_, object), object});
+    variables.push_back({(*names)[i],
+                         want == Want::kRepr ? bounded_repr(memory_, layout_, object) : "",
+                         object});
   }
   return variables;
 }
 
 Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame& frame,
-                                                              std::string_view name) const {
-  auto fast = locals(frame);
+                                                              std::string_view name,
+                                                              Want want) const {
+  auto fast = slot_values(frame, Want::kObjectOnly);
   if (!fast) return std::unexpected(fast.error());
-  for (const Variable& variable : *fast) {
-    if (variable.name == name) return FoundVariable{Scope::kLocal, variable};
+  for (Variable& variable : *fast) {
+    if (variable.name != name) continue;
+    if (want == Want::kRepr) variable.repr = bounded_repr(memory_, layout_, variable.object);
+    return FoundVariable{Scope::kLocal, std::move(variable)};
   }
   ObjectReader objects(memory_, layout_);
   ContainerReader containers(objects);
@@ -104,8 +120,10 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
     }
     auto value = containers.dict_get(mapping, name);
     if (!value) return std::unexpected(value.error());
-    if (*value != 0)
-      return FoundVariable{scope, {std::string(name), bounded_repr(memory_, layout_, *value), *value}};
+    if (*value != 0) {
+      std::string repr = want == Want::kRepr ? bounded_repr(memory_, layout_, *value) : "";
+      return FoundVariable{scope, {std::string(name), std::move(repr), *value}};
+    }
   }
   return std::optional<FoundVariable>{};
 }

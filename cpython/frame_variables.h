@@ -41,13 +41,18 @@ class VariableReader {
   // code object's order; unbound ones are left out.
   Expected<std::vector<Variable>> locals(const PythonFrame& frame) const;
   // `name` looked up the way Python does: locals, then the frame's globals, then builtins.
-  // nullopt when it is none of them.
-  Expected<std::optional<FoundVariable>> lookup(const PythonFrame& frame,
-                                                std::string_view name) const;
+  // nullopt when it is none of them. Without a repr (kObjectOnly) only the slots' pointers and
+  // names are read, no local's contents: what a snapshot keeps is what the analysis read, and a
+  // diagnosis that wants `self` must not read the other locals' values (a secret, say).
+  enum class Want { kRepr, kObjectOnly };
+  Expected<std::optional<FoundVariable>> lookup(const PythonFrame& frame, std::string_view name,
+                                                Want want = Want::kRepr) const;
   // A bounded repr of any object; never fails (an unreadable object reads "<unreadable ...>").
   std::string repr(uint64_t object, size_t max_length = kMaxReprLength) const;
 
  private:
+  Expected<std::vector<Variable>> slot_values(const PythonFrame& frame, Want want) const;
+
   const AddressSpace& memory_;
   const Layout& layout_;
 };

@@ -61,7 +61,7 @@ std::optional<int64_t> lwp_of(const Context& context, size_t index) {
 // `self` of a frame, 0 when it has none.
 uint64_t frame_self(const Context& context, const cpython::PythonFrame& frame) {
   cpython::VariableReader variables(context.memory, context.layout);
-  auto found = variables.lookup(frame, "self");
+  auto found = variables.lookup(frame, "self", cpython::VariableReader::Want::kObjectOnly);
   if (!found || !*found || (*found)->scope != cpython::Scope::kLocal) return 0;
   return (*found)->variable.object;
 }

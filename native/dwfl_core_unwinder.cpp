@@ -157,8 +157,14 @@ bool DwflCoreUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* 
 
 bool DwflCoreUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept {
   const auto* registers = static_cast<const ThreadRegisters*>(thread_arg);
-  if (!dwfl_thread_state_registers(thread, 0, registers->dwarf.size(), registers->dwarf.data()))
+  constexpr int kStackPointer = 7;
+  if (registers->only_pc_and_sp) {
+    if (!dwfl_thread_state_registers(thread, kStackPointer, 1, &registers->dwarf[kStackPointer]))
+      return false;
+  } else if (!dwfl_thread_state_registers(thread, 0, registers->dwarf.size(),
+                                          registers->dwarf.data())) {
     return false;
+  }
   dwfl_thread_state_register_pc(thread, registers->dwarf[16]);
   return true;
 }

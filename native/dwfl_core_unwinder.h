@@ -25,6 +25,10 @@ using ModuleFileFinder = std::function<std::optional<std::string>(const std::str
 struct ThreadRegisters {
   int64_t lwp = 0;
   std::array<uint64_t, 17> dwarf{};
+  // Only rsp (7) and the pc are known (a live thread read in its system call without stopping
+  // it): the others stay undefined, so that a frame whose CFI needs one ends the walk instead of
+  // going on from a made-up value.
+  bool only_pc_and_sp = false;
 };
 
 // A module of the core: the file it recorded at `recorded_path`, mapped at [start, end).

@@ -1,0 +1,24 @@
+// The thread pointer (fs_base) of a thread that was not stopped, so has no registers but what
+// /proc shows (blocked_threads.h). Before 3.11 a Python thread state names its OS thread only by
+// pthread_self(), which on x86-64 glibc is the thread pointer; glibc keeps the thread's LWP in
+// that struct pthread, at the offset its libthread_db descriptor gives.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cpython/target.h"
+
+namespace hangpy::coreanalyze {
+
+// Sets the fs_base of each thread of `threads` that has none to the one of `candidates` (the
+// pthread_t values the process's thread states hold) whose struct pthread holds its LWP. The
+// offset of that field comes from glibc's `_thread_db_pthread_tid` descriptor ({bits, count,
+// offset}: libc.so.6 from 2.34, libpthread.so.0 before), else from a thread whose fs_base is
+// known (a stopped one). A candidate must also look like a thread control block (its `self`
+// word, the third, points to itself). Threads no candidate fits keep fs_base 0.
+void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
+                          std::vector<cpython::NativeThread>& threads);
+
+}  // namespace hangpy::coreanalyze
