@@ -120,8 +120,17 @@ std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame)
     slots += static_cast<uint64_t>(*size);
   }
   const uint64_t base = frame.address + static_cast<uint64_t>(layout.frame.localsplus) + 8 * slots;
+  // A frame object (up to 3.10) is a variable-size object: ob_size slots (locals, cells, frees,
+  // then the value stack) are all it has; a slot past them is a heap neighbour, whatever it
+  // holds, so it is not read (a snapshot keeps what the analysis read).
+  size_t window = kValueStackWindow;
+  if (layout.frame.model == cpython::FrameModel::kFrameObject) {
+    auto extras = cpython::read_value<int64_t>(memory, frame.address + static_cast<uint64_t>(layout.object.ob_size));
+    if (!extras || *extras < 0 || static_cast<uint64_t>(*extras) < slots) return {};
+    window = std::min<size_t>(window, static_cast<uint64_t>(*extras) - slots);
+  }
   std::vector<uint64_t> values;
-  for (size_t i = 0; i < kValueStackWindow; ++i) {
+  for (size_t i = 0; i < window; ++i) {
     auto value = cpython::read_pointer(memory, base + 8 * i);
     if (!value) break;
     values.push_back(*value & ~layout.frame.stack_ref_tag_mask);
