@@ -374,55 +374,71 @@ def disk_space_case(coreanalyze, python_path, workdir):
         return problems
 
 
-def reachable_by_everyone(path):
-    """None when every user may reach `path` (each directory down to it searchable by others),
-    else the first directory that is not."""
-    path = os.path.abspath(path)
-    parts = path.split(os.sep)
+def closed_to_others(path):
+    """Why other users may not reach `path` (the first directory down to it that they may not
+    search), or None."""
+    parts = os.path.abspath(path).split(os.sep)
     for index in range(1, len(parts) + 1):
         directory = os.sep.join(parts[:index]) or os.sep
-        if not os.stat(directory).st_mode & 0o001:
-            return directory
+        mode = os.stat(directory).st_mode
+        if not mode & 0o001:
+            return ("%s is closed to other users (mode %o); the directory another user runs "
+                    "coreanalyze from must not be (set TMPDIR)" % (directory, mode & 0o7777))
     return None
+
+
+def copy_for_another_user(coreanalyze):
+    """(a copy of coreanalyze that every user may run, the 0755 temporary directory it is in,
+    None), or (None, None, why not). The build's own may be in a clone other users may not
+    enter (under /root, mode 0700); the build's coreanalyze needs no library of the build tree
+    (ldd), and the collector runs itself again through /proc/self/exe: the copy. The caller
+    removes the directory; it is also the working directory to give the other user."""
+    directory = tempfile.mkdtemp(prefix="hangpy-bin-")
+    os.chmod(directory, 0o755)
+    why_not = closed_to_others(directory)
+    if why_not:
+        shutil.rmtree(directory, ignore_errors=True)
+        return None, None, why_not
+    copy = os.path.join(directory, "coreanalyze")
+    shutil.copy(coreanalyze, copy)
+    os.chmod(copy, 0o755)
+    return copy, directory, None
 
 
 def permission_case(coreanalyze, python_path, workdir):
     """The collector run as nobody, without privileges, on a root process: exit code 10 and a line
-    saying what to do. Nobody runs a copy of coreanalyze in a directory every user may reach (with
-    it as the working directory): the build's own may be in a clone nobody may enter (under /root,
-    mode 0700). The build's coreanalyze needs no library of the build tree (ldd)."""
+    saying what to do. Nobody runs a copy of coreanalyze (copy_for_another_user)."""
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0:
         return "needs root (to run the collector as another user)"
     if setpriv is None:
         return "needs setpriv (util-linux)"
     os.chmod(workdir, 0o755)
-    closed = reachable_by_everyone(workdir)
-    if closed:
-        return ("%s is closed to other users (mode %o): the temporary directory nobody's collector "
-                "runs in must be reachable (set TMPDIR)" % (closed, os.stat(closed).st_mode & 0o7777))
+    why_not = closed_to_others(workdir)
+    if why_not:
+        return why_not
+    copy, bin_dir, why_not = copy_for_another_user(coreanalyze)
+    if why_not:
+        return why_not
     out_dir = os.path.join(workdir, "out-nobody")
     os.makedirs(out_dir)
     os.chmod(out_dir, 0o777)
-    bin_dir = os.path.join(workdir, "bin-nobody")
-    os.makedirs(bin_dir)
-    os.chmod(bin_dir, 0o755)
-    copy = os.path.join(bin_dir, "coreanalyze")
-    shutil.copy(coreanalyze, copy)
-    os.chmod(copy, 0o755)
-    with JobTree(python_path, workdir) as job:
-        roles = job.wait_ready()
-        rank0 = [pid for pid, role in roles.items() if role == "rank0"][0]
-        code, _, err = run_collect(copy, ["--pid", str(rank0), "-o", out_dir, "--node-name",
-                                          "n", "--no-triage"],
-                                   prefix=[setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"],
-                                   cwd=bin_dir)
-        problems = []
-        if code != EXIT_NOT_PERMITTED:
-            problems.append("exit code %d, want %d: %s" % (code, EXIT_NOT_PERMITTED, err))
-        if "not permitted" not in err or "as root (CAP_SYS_PTRACE)" not in err:
-            problems.append("no line saying what to do: %s" % err)
-        return problems + not_stopped([rank0])
+    try:
+        with JobTree(python_path, workdir) as job:
+            roles = job.wait_ready()
+            rank0 = [pid for pid, role in roles.items() if role == "rank0"][0]
+            code, _, err = run_collect(copy, ["--pid", str(rank0), "-o", out_dir, "--node-name",
+                                              "n", "--no-triage"],
+                                       prefix=[setpriv, "--reuid=65534", "--regid=65534",
+                                               "--clear-groups"], cwd=bin_dir)
+            problems = []
+            if code != EXIT_NOT_PERMITTED:
+                problems.append("exit code %d, want %d: %s" % (code, EXIT_NOT_PERMITTED, err))
+            if "not permitted" not in err or "as root (CAP_SYS_PTRACE)" not in err:
+                problems.append("no line saying what to do: %s" % err)
+            return problems + not_stopped([rank0])
+    finally:
+        shutil.rmtree(bin_dir, ignore_errors=True)
 
 
 def pdsh_case(coreanalyze, python_path, workdir):
