@@ -217,8 +217,8 @@ def gcore(pid, core, root=None):
     result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, timeout=GCORE_TIMEOUT)
     if result.returncode != 0 or not os.path.exists(core):
-        tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
-        raise CoreError("gcore failed (exit %d): %s" % (result.returncode, " ".join(tail)))
+        tail = result.stdout.decode("utf-8", "replace").strip().splitlines()[-10:]
+        raise CoreError("gcore failed (exit %d): %s" % (result.returncode, "\n".join(tail)))
     dig_holes(core)
     return core
 

@@ -151,9 +151,10 @@ def capture(interpreter, scenario, kind, workdir, program_dir=None):
 
 def check_each_interpreter(names, scenario, prefix, check, kind_for=None):
     """Takes a core of `scenario` under each interpreter of `names` that is installed and reports
-    each (label, problems) that `check(core, truth, interpreter, workdir)` returns. The core is a
-    gcore, or what `kind_for(interpreter)` says. Returns the exit status: 0 passed, 1 failed, 77
-    (skip) when none of them is installed."""
+    each (label, problems) that `check(core, truth, interpreter, workdir)` returns (problems a
+    string: the case is skipped, that is why). The core is a gcore, or what `kind_for(interpreter)`
+    says. Returns the exit status: 0 passed, 1 failed, 77 (skip) when none of them is
+    installed."""
     results = Results()
     for name, interpreter in interpreters.each_installed(names, results):
         workdir = scenario_workdir(interpreter, prefix)
@@ -161,7 +162,10 @@ def check_each_interpreter(names, scenario, prefix, check, kind_for=None):
             kind = kind_for(interpreter) if kind_for else "gcore"
             core, _, truth = capture(interpreter, scenario, kind, workdir)
             for label, problems in check(core, truth, interpreter, workdir):
-                results.check("%s %s" % (name, label), problems)
+                if isinstance(problems, str):
+                    results.report("SKIP", "%s %s" % (name, label), [problems])
+                else:
+                    results.check("%s %s" % (name, label), problems)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     return results.finish(skip_when_none_ran=True)

@@ -174,10 +174,13 @@ def stacks_case(coreanalyze, interpreter, workdir):
             else:
                 document = json.loads(result.stdout)
                 problems += compare.compare_json(truth, document)
-                text = subprocess.run([coreanalyze, "--no-color", snapshot], stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, timeout=RUN_TIMEOUT).stdout.decode()
+                result = subprocess.run([coreanalyze, "--no-color", snapshot], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+                if result.returncode != 0:
+                    problems.append("the snapshot reads as text with exit %d: %s"
+                                    % (result.returncode, result.stderr.decode("utf-8", "replace").strip()))
                 problems += test_diagnosis.check_deadlock(test_diagnosis.Report(document, truth),
-                                                          text, version_of(truth))
+                                                          result.stdout.decode(), version_of(truth))
             os.unlink(snapshot)
             yield "snapshot (%d KB)" % (size // 1024), problems
 
@@ -235,8 +238,11 @@ def gdb_case(coreanalyze, interpreter, workdir):
         return None
     with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
         process.wait_for_ground_truth()
-        debugger = subprocess.Popen([gdb, "-q", "-nx", "-p", str(process.pid)], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        gdb_output = os.path.join(workdir, "gdb.out")  # its reason when it cannot attach
+        with open(gdb_output, "wb") as log:
+            debugger = subprocess.Popen([gdb, "-q", "-nx", "-p", str(process.pid)],
+                                        stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+        problems = []
         try:
             deadline = time.time() + 30
             while tracer_of(process.pid) != debugger.pid and time.time() < deadline:
@@ -244,7 +250,6 @@ def gdb_case(coreanalyze, interpreter, workdir):
             time.sleep(0.2)  # gdb stops every thread once attached
             before = [state_of_task(process.pid, int(t)) for t in os.listdir("/proc/%d/task" % process.pid)]
             code, out, err = run(coreanalyze, [process.pid])
-            problems = []
             if code != EXIT_NOT_PERMITTED:
                 problems.append("exit code %d, want %d" % (code, EXIT_NOT_PERMITTED))
             lines = err.strip().splitlines()
@@ -259,6 +264,9 @@ def gdb_case(coreanalyze, interpreter, workdir):
                 problems.append("thread states %r before, %r after" % (before, after))
         finally:
             debugger.communicate(b"detach\nquit\n", timeout=30)
+        if problems:
+            with open(gdb_output, "rb") as log:
+                problems.append("gdb's output: %s" % log.read().decode("utf-8", "replace")[-2000:])
         problems += running_problems(process.pid, "after gdb detached")
         code, _, err = run(coreanalyze, [process.pid])
         if code != 0:

@@ -241,7 +241,10 @@ def with_minidebuginfo(executable, debug_file, out, workdir):
                  ["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section",
                   ".comment", "--keep-symbols=" + keep, mini],
                  ["xz", "-f", mini]):
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if done.returncode != 0:
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), done.returncode,
+                                                    done.stdout.decode("utf-8", "replace").strip()))
     if os.path.lexists(out):
         os.unlink(out)
     shutil.copy(executable, out)
@@ -250,18 +253,23 @@ def with_minidebuginfo(executable, debug_file, out, workdir):
 
 
 def check_debug_files(coreanalyze, core, interpreter, workdir):
-    """(label, problems) of the separate-debug-file cases; [] where they cannot run here."""
+    """(label, problems) of the separate-debug-file cases; where they cannot run here, one
+    (label, why not)."""
+    label = "--native: the separate-debug-file cases"
     debug_file = build_id_debug_file(interpreter.executable)
     if debug_file is None:
-        print("note: no separate debug file for %s (Debian: apt-get install python3.11-dbg); "
-              "debug-file cases not run" % interpreter.executable)
-        return []
+        return [(label, "no separate debug file for %s (Debian: apt-get install python3.11-dbg)"
+                 % interpreter.executable)]
     empty = os.path.join(workdir, "empty")
     os.mkdir(empty)
-    if subprocess.run(debug_dir_hidden(["true"], empty)).returncode != 0:
-        print("note: cannot hide /usr/lib/debug (unshare -m and mount need root); debug-file "
-              "cases not run")
-        return []
+    hiding = subprocess.run(debug_dir_hidden(["true"], empty), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    if hiding.returncode != 0:
+        output = hiding.stdout.decode("utf-8", "replace").strip()
+        return [(label, "cannot hide /usr/lib/debug in a mount namespace of its own (unshare -m "
+                 "and mount --bind need root%s): exit %d: %s"
+                 % ("; in a chroot, \"/\" is no mount point, which unshare cannot make private"
+                    if "propagation" in output else "", hiding.returncode, output))]
     argv = [coreanalyze, core, "--json", "--native"]
     cases = []
     report, error = run_json(argv)
@@ -311,7 +319,8 @@ def check_debug_files(coreanalyze, core, interpreter, workdir):
                             % (STATIC_FUNCTION.pattern, interpreter_symbols(mini)))
         cases.append(("--native: named from MiniDebugInfo (.gnu_debugdata)", problems))
     else:
-        print("note: nm, objcopy or xz missing (binutils, xz-utils): MiniDebugInfo case not run")
+        cases.append(("--native: named from MiniDebugInfo (.gnu_debugdata)",
+                      "nm, objcopy or xz missing (Debian: binutils, xz-utils)"))
 
     inlined, error = run_json(argv + ["--inlined"])
     problems = [error] if error else []

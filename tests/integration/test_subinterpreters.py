@@ -34,21 +34,27 @@ def run_one(coreanalyze, interpreter, workdir):
         deadline = time.time() + 30
         while not os.path.exists(truth_path):
             if process.poll() is not None or time.time() > deadline:
-                return ["no ground truth: %s" % process.stderr.read().decode("utf-8", "replace")]
+                process.kill()  # its stderr ends (read to the end below) once it is gone
+                return ["no ground truth (exit %s): %s" % (
+                    process.wait(), process.stderr.read().decode("utf-8", "replace"))]
             time.sleep(0.05)
         truth = json.load(open(truth_path))
         if "skip" in truth:
             return None
         time.sleep(0.3)  # the reporter thread exits
-        prefix = os.path.join(workdir, "core")
-        subprocess.run(["gcore", "-o", prefix, str(process.pid)], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True)
+        core = os.path.join(workdir, "core.%d" % process.pid)
+        try:
+            cores.gcore(process.pid, core)  # sparse; gdb's own words when it fails
+        except cores.CoreError as error:
+            return [str(error)]
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
-    core = "%s.%d" % (prefix, process.pid)
-    cores.dig_holes(core)
-    result = subprocess.run([coreanalyze, core, "--json"], stdout=subprocess.PIPE)
+    result = subprocess.run([coreanalyze, core, "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    if result.returncode != 0:
+        return ["coreanalyze %s --json: exit %d: %s" % (
+            core, result.returncode, result.stderr.decode("utf-8", "replace").strip())]
     report = json.loads(result.stdout.decode("utf-8"))
     problems = []
     kinds = sorted(thread["interpreter"] == 0 for thread in truth["threads"].values())
