@@ -308,7 +308,9 @@ def permission_case(coreanalyze, interpreter, workdir):
 def wait_until_stopped(pid, coreanalyze_process, timeout=20):
     deadline = time.time() + timeout
     while time.time() < deadline and coreanalyze_process.poll() is None:
-        if state_of(pid) == "t":
+        # Only threads that run are stopped (those asleep in system calls are read as they are).
+        tasks = os.listdir("/proc/%d/task" % pid) if state_of(pid) else []
+        if any(state_of_task(pid, int(task)) == "t" for task in tasks):
             return True
         time.sleep(0.005)
     return False
@@ -316,8 +318,8 @@ def wait_until_stopped(pid, coreanalyze_process, timeout=20):
 
 def release_cases(coreanalyze, interpreter, workdir):
     """(label, problems): the process runs on after a signal to coreanalyze, a --max-stop and an
-    error."""
-    with cores.ScenarioProcess(interpreter, "deadlock.py", workdir) as process:
+    error. A thread of why_gil_holder.py runs C (a regex) all the time: a read must stop it."""
+    with cores.ScenarioProcess(interpreter, "why_gil_holder.py", workdir) as process:
         process.wait_for_ground_truth()
         for name, number in (("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM)):
             analyser = subprocess.Popen([coreanalyze, "--pid", str(process.pid), "--hold-stopped",
