@@ -12,6 +12,13 @@ warnings), and the text output must exit 0 and show the same frames. A ground tr
 addresses, names, coroutine stacks, what each awaits, the awaited-by edges, the await cycle and
 the text section (compare_asyncio.py).
 
+Every snapshot, and the bundled example (examples/deadlock.core.zst), must also be a fixed point
+of `--snapshot`: written anew from itself it is the same file, byte for byte. A snapshot keeps only
+the bytes the analysis reads, so one that is not a fixed point holds bytes nobody reads (the
+environment's strings, a heap neighbour: what hangpy before issue 19 kept) or misses some; after
+a change to what the analysis reads, `scripts/make-corpus --rescrub` (and `scripts/make-example-core`)
+write them anew.
+
 Then a few snapshots are read with --python: with the right version they must pass the same
 checks; with a wrong one coreanalyze must not crash (exit < 128, no signal) and must either exit
 non-zero or say on stderr that the layout "does not fit".
@@ -82,6 +89,30 @@ def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_onl
         os.remove(plain)
 
 
+def check_fixed_point(coreanalyze, core, workdir):
+    """Problems: the snapshot written from the snapshot `core` differs from it."""
+    plain = run_scenarios.decompress(core, workdir)
+    again = plain + ".again"
+    try:
+        result = subprocess.run([coreanalyze, plain, "--json", "--snapshot", again],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                timeout=run_scenarios.COREANALYZE_TIMEOUT)
+        if result.returncode not in (0, 5) or not os.path.exists(again):
+            return ["--snapshot: exit %d: %s" % (result.returncode,
+                                                 result.stderr.decode("utf-8", "replace").strip()[-400:])]
+        with open(plain, "rb") as a, open(again, "rb") as b:
+            before, after = a.read(), b.read()
+        if before == after:
+            return []
+        return ["written anew from itself it differs (%d bytes, then %d): it holds bytes the "
+                "analysis does not read, or lacks some; scripts/make-corpus --rescrub"
+                % (len(before), len(after))]
+    finally:
+        for path in (plain, again):
+            if os.path.exists(path):
+                os.remove(path)
+
+
 def check_wrong_python(coreanalyze, core, python, workdir):
     """(problems, what happened) for the snapshot read with --python `python`."""
     plain = run_scenarios.decompress(core, workdir)
@@ -123,6 +154,10 @@ def main():
         for label, core, truth in corpus:
             problems = check_entry(args.coreanalyze, core, truth, workdir)
             results.check(label, problems)
+        example = os.path.join(REPO, "examples", "deadlock" + SUFFIX)
+        for label, core in [(label, core) for label, core, _ in corpus] + [("examples/deadlock", example)]:
+            results.check("%s is a fixed point of --snapshot" % label,
+                          check_fixed_point(args.coreanalyze, core, workdir))
         by_label = dict((label, (core, truth)) for label, core, truth in corpus)
         for interpreter, python in RIGHT_PYTHON:
             label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
