@@ -7,7 +7,8 @@ timeout, and keeps one thread running Python. It runs twice: once alone, once re
 while its threads block. Both runs must give every call the same outcome (bytes written and
 delivered, values returned, no error) in the same time (within TIME_SLACK seconds), and the read
 must show each blocked thread in its call (its innermost function as the program's
-sys._current_frames() names it), having stopped the running thread and left the others alone.
+sys._current_frames() names it) with its LWP (Thread.native_id, 3.8 on; before 3.11 found
+through the thread pointer), having stopped the running thread and left the others alone.
 
 Exit status: 0 passed, 1 failed, 77 when no interpreter is installed.
 """
@@ -90,6 +91,10 @@ def check_document(document, truth, problems):
         if innermost != truth["innermost"].get(name):
             problems.append("thread %s: innermost frame %r, want %r" % (
                 name, innermost, truth["innermost"].get(name)))
+        native_id = truth["native_ids"].get(name)
+        if native_id is not None and (by_name.get(name) or {}).get("native_thread_id") != native_id:
+            problems.append("thread %s: LWP %r, want %r" % (
+                name, (by_name.get(name) or {}).get("native_thread_id"), native_id))
     live = document.get("live") or {}
     if live.get("stopped_threads", 0) < 1:
         problems.append("the thread running Python was not stopped: %r" % live)

@@ -92,8 +92,11 @@ def main():
     frames = sys._current_frames()
     innermost = dict((thread.name, frames[thread.ident].f_code.co_name)
                      for thread in threads if thread.ident in frames)
+    # Thread.native_id (3.8 on): the LWP each thread must be shown with, found for a thread read
+    # in its system call from its thread pointer before 3.11.
+    native_ids = dict((thread.name, getattr(thread, "native_id", None)) for thread in threads)
     with open(ready_path + ".tmp", "w") as stream:
-        json.dump({"pid": os.getpid(), "innermost": innermost}, stream)
+        json.dump({"pid": os.getpid(), "innermost": innermost, "native_ids": native_ids}, stream)
     os.rename(ready_path + ".tmp", ready_path)
 
     time.sleep(max(0.0, delay - (time.monotonic() - started)))
