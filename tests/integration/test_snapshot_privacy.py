@@ -19,12 +19,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
 
 PROGRAM = "snapshot_secrets.py"
@@ -96,7 +96,7 @@ def make_snapshot(coreanalyze, target_args, snapshot, problems, extra=()):
 
 
 def check_interpreter(coreanalyze, name, interpreter, results):
-    workdir = tempfile.mkdtemp(prefix="hangpy-privacy-")
+    workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-privacy-")
     try:
         kind = cores.single_core_kind(interpreter)
         with cores.ScenarioProcess(interpreter, PROGRAM, workdir,
@@ -113,11 +113,13 @@ def check_interpreter(coreanalyze, name, interpreter, results):
             core = process.take_core(kind)
 
         problems = []
-        whole = analyse(coreanalyze, core, problems)
+        # A core of a chroot's process reads its binaries from the chroot; a snapshot needs none.
+        on_core = ["--sysroot", interpreter.root] if interpreter.root else []
+        whole = analyse(coreanalyze, core, problems, on_core)
         if whole is not None:
             check_truth("%s core" % kind, stacks_of(whole), truth, problems)
         snapshot = os.path.join(workdir, "core.snapshot")
-        if make_snapshot(coreanalyze, [core], snapshot, problems) is not None:
+        if make_snapshot(coreanalyze, [core] + on_core, snapshot, problems) is not None:
             problems += ["the snapshot holds %s" % leak for leak in leaks(snapshot)]
             document = analyse(coreanalyze, snapshot, problems)
             if document is not None and whole is not None and stacks_of(document) != stacks_of(whole):
@@ -126,7 +128,7 @@ def check_interpreter(coreanalyze, name, interpreter, results):
 
         problems = []
         snapshot = os.path.join(workdir, "locals.snapshot")
-        out = make_snapshot(coreanalyze, [core, "--locals"], snapshot, problems)
+        out = make_snapshot(coreanalyze, [core, "--locals"] + on_core, snapshot, problems)
         if out is not None:
             if SECRETS["HANGPY_PRIVACY_LOCAL"] not in out:
                 problems.append("--locals does not show the frames' local secret: %r" % out[-600:])
