@@ -27,7 +27,7 @@ import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
 
 NAMES = ("debian-3.11", "pyenv-3.6", "pyenv-3.8", "pyenv-3.9", "pyenv-3.10", "pyenv-3.12",
-         "pyenv-3.13", "trixie-3.13", "sid-3.14")
+         "pyenv-3.13", "bullseye-3.9", "trixie-3.13", "sid-3.14", "sid-3.15")
 PROGRAM = "blocked_calls.py"
 DELAY = 4.0        # how long each call blocks; the reads happen in the first half
 TIME_SLACK = 0.5   # seconds a call may take more or less than in the run without a read
