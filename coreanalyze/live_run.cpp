@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/process_analysis.h"
 #include "coreanalyze/environment_sources.h"
 #include "coreanalyze/exit_codes.h"
 #include "coreanalyze/live_snapshot.h"
@@ -86,39 +87,27 @@ std::string describe_read(int pid, const LiveRead& read) {
   return text;
 }
 
-// What an analysis reads from the process besides the stacks (--locals, the diagnosis), read
-// after the stacks and kept beside them.
-struct StackDetails {
-  std::optional<report::LocalsByFrame> locals;
-  std::optional<diagnosis::ProcessDiagnosis> diagnosis;
-  std::optional<cpython::AsyncioTasks> tasks;
-};
+// What a live process's analysis asks for beside the stacks (analysis/process_analysis.h).
+analysis::Request live_request(const CommandLine& line) {
+  analysis::Request request;
+  request.analyze.forced_version = line.python;
+  request.analyze.missing_binaries_remedy = "the process may not be a CPython interpreter";
+  request.locals = line.locals;
+  request.tasks = line.tasks;
+  request.task_options.max_tasks = line.max_tasks;
+  // loop.time() is time.monotonic(): a sleep's timer says how long it has left.
+  request.task_options.monotonic_now = std::chrono::duration<double>(
+      std::chrono::steady_clock::now().time_since_epoch()).count();
+  request.call_notes = !line.json;
+  return request;
+}
 
-// `analyzed` is the live process, or the recording of it a snapshot is made from.
-StackDetails read_details(const CommandLine& line, const LiveTarget& live,
-                          const cpython::Target& analyzed,
-                          const cpython::ProcessStacks& stacks,
-                          const report::MergedStacks* merged) {
-  const cpython::AddressSpace& memory = analyzed.memory();
-  StackDetails details;
-  if (line.locals) details.locals = report::read_all_locals(memory, stacks);
-  diagnosis::DiagnosisInput why;
-  why.stacks = &stacks;
-  why.memory = &memory;
-  why.os_threads = live.threads();
-  why.native = merged;
-  why.pid = live.process().pid;
-  why.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
-  details.diagnosis = diagnosis::diagnose(why);
-  if (line.tasks) {
-    cpython::AsyncioOptions options;
-    options.max_tasks = line.max_tasks;
-    // loop.time() is time.monotonic(): a sleep's timer says how long it has left.
-    options.monotonic_now = std::chrono::duration<double>(
-        std::chrono::steady_clock::now().time_since_epoch()).count();
-    details.tasks = cpython::read_asyncio_tasks(analyzed, stacks, options);
-  }
-  return details;
+analysis::TargetFacts live_facts(const LiveTarget& live) {
+  analysis::TargetFacts facts;
+  facts.pid = live.process().pid;
+  facts.os_threads = live.threads();
+  facts.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
+  return facts;
 }
 
 // --native: libdwfl set to unwind every thread from the registers read while the process is
@@ -190,9 +179,8 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     return exit_code_for(target.error());
   }
   LiveTarget& live = **target;
-  cpython::AnalyzeOptions options;
-  options.forced_version = line.python;
-  options.missing_binaries_remedy = "the process may not be a CPython interpreter";
+  const analysis::Request request = live_request(line);
+  const cpython::AnalyzeOptions& options = request.analyze;
   LiveRead read;
   read.nonblocking = line.nonblocking;
   // The pthread_t of each thread state, which names its OS thread before 3.11: a thread read in
@@ -206,7 +194,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
     // not need is read from the running process).
     if (auto first = cpython::analyze(live, options)) {
       for (const auto& thread : first->threads) thread_pointers.push_back(thread.thread_id);
-      (void)read_details(line, live, live, *first, nullptr);
+      (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
     }
   }
   // Threads asleep in a system call are not stopped (process_stop.h); one that woke and ran while
@@ -257,10 +245,11 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   if (stopped) read.stopped_for = stopped->release();
   std::optional<report::MergedStacks> merged;
   if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
-  StackDetails details;
-  if (stacks) details = read_details(line, live, analyzed, *stacks, merged ? &*merged : nullptr);
-  auto& locals = details.locals;
-  auto& diagnosis = details.diagnosis;
+  // The details from the pages read while the process was stopped (through the recording, with
+  // --snapshot, so that the snapshot holds them).
+  analysis::Details details;
+  if (stacks)
+    details = analysis::read_details(analyzed, *stacks, merged ? &*merged : nullptr, live_facts(live), request);
 
   if (!stacks) {
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
@@ -276,13 +265,11 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   CommandLine shown = line;
   shown.core.sysroot = fmt::format("/proc/{}/root", pid);
   Findings found;
-  found.locals = locals ? &*locals : nullptr;
-  found.diagnosis = diagnosis ? &*diagnosis : nullptr;
+  found.locals = details.locals ? &*details.locals : nullptr;
+  found.diagnosis = &details.diagnosis;
   found.tasks = details.tasks ? &*details.tasks : nullptr;
   found.merged = merged ? &*merged : nullptr;
-  std::optional<report::CallNotes> call_notes;
-  if (merged && !line.json) call_notes = report::find_call_notes(live.memory(), *stacks->layout, *merged);
-  found.call_notes = call_notes ? &*call_notes : nullptr;
+  found.call_notes = details.call_notes ? &*details.call_notes : nullptr;
   std::optional<Error> snapshot_error;
   std::string snapshot_path;
   if (line.snapshot_path) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/process_analysis.h"
 #include "coreanalyze/collect_command.h"
 #include "coreanalyze/command_line.h"
 #include "coreanalyze/core_file.h"
@@ -158,40 +159,35 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "coreanalyze: {}\n", message);
     return kExitBadInput;
   }
-  cpython::AnalyzeOptions options;
-  options.forced_version = line.python;
-  options.missing_binaries_remedy = "try --exe, --sysroot or --lib-path";
+  analysis::Request request;
+  request.analyze.forced_version = line.python;
+  request.analyze.missing_binaries_remedy = "try --exe, --sysroot or --lib-path";
+  request.locals = line.locals;
+  request.tasks = line.tasks;
+  request.task_options.max_tasks = line.max_tasks;
+  request.call_notes = !line.json;
+  analysis::TargetFacts facts;
+  facts.pid = (*target)->process().pid;
+  facts.os_threads = (*target)->threads();
+  facts.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
+  // --native: unwound from the core itself (libdwfl reads it), not through the recording.
+  analysis::NativeStep unwind;
+  if (line.native) {
+    unwind = [&](const cpython::ProcessStacks& stacks) -> std::optional<report::MergedStacks> {
+      return gather_merged_stacks(**target, line.core, stacks, line.native_all, line.inlined);
+    };
+  }
+  // With --snapshot, everything is read through the recording, which the snapshot then holds.
   RecordingTarget recording(**target);
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
-  auto stacks = cpython::analyze(analyzed, options);
+  analysis::ProcessAnalysis found_all = analysis::analyse_process(analyzed, facts, request, unwind);
+  auto& stacks = found_all.stacks;
   if (!stacks) {
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
     return report_failure(**target, stacks.error());
   }
-  // Before the snapshot is written, so that it holds the pages the locals were read from.
-  std::optional<report::LocalsByFrame> locals;
-  if (line.locals) locals = report::read_all_locals(analyzed.memory(), *stacks);
-
-  std::optional<report::MergedStacks> merged;
-  if (line.native) merged = gather_merged_stacks(**target, line.core, *stacks, line.native_all, line.inlined);
-  const report::MergedStacks* merged_or_null = merged ? &*merged : nullptr;
   const report::AnalysedInput input = analysed_input(given_core, *unwrapped, **target);
-  // Before the snapshot, so that it holds the pages the diagnosis read too.
-  diagnosis::DiagnosisInput why;
-  why.stacks = &*stacks;
-  why.memory = &analyzed.memory();
-  why.os_threads = (*target)->threads();
-  why.native = merged_or_null;
-  why.pid = input.process.pid;
-  why.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
-  const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
-  std::optional<cpython::AsyncioTasks> tasks;
-  if (line.tasks) {
-    cpython::AsyncioOptions task_options;
-    task_options.max_tasks = line.max_tasks;
-    tasks = cpython::read_asyncio_tasks(analyzed, *stacks, task_options);
-  }
 
   // The snapshot comes before the output (the text output reads source files, which are no part
   // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all
@@ -203,15 +199,13 @@ int main(int argc, char** argv) {
         !written)
       snapshot_error = written.error();
   }
+  const analysis::Details& details = found_all.details;
   Findings found;
-  found.merged = merged_or_null;
-  found.locals = locals ? &*locals : nullptr;
-  found.diagnosis = &diagnosis;
-  found.tasks = tasks ? &*tasks : nullptr;
-  std::optional<report::CallNotes> call_notes;
-  if (merged && !line.json)
-    call_notes = report::find_call_notes((*target)->memory(), *stacks->layout, *merged);
-  found.call_notes = call_notes ? &*call_notes : nullptr;
+  found.merged = found_all.native ? &*found_all.native : nullptr;
+  found.locals = details.locals ? &*details.locals : nullptr;
+  found.diagnosis = &details.diagnosis;
+  found.tasks = details.tasks ? &*details.tasks : nullptr;
+  found.call_notes = details.call_notes ? &*details.call_notes : nullptr;
   if (!line.json) {
     for (const auto& note : unwrapped->notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
   }

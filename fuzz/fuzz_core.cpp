@@ -7,12 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "analysis/process_analysis.h"
 #include "coreanalyze/core_file.h"
 #include "coreanalyze/core_target.h"
 #include "coreanalyze/initial_environment.h"
-#include "cpython/analyzer.h"
-#include "cpython/asyncio_tasks.h"
-#include "diagnosis/diagnosis.h"
 #include "fuzz/memory_file.h"
 #include "report/asyncio_report.h"
 #include "report/json_report.h"
@@ -36,20 +34,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       [](std::string_view name) { return report::is_label_variable(name); });
   if (environment)
     for (const std::string& entry : *environment) report::keep_label_variables(entry, input.environment.variables);
-  auto stacks = cpython::analyze(**target, cpython::AnalyzeOptions{});
-  if (!stacks) return 0;
-  diagnosis::DiagnosisInput why;
-  why.stacks = &*stacks;
-  why.memory = &(*target)->memory();
-  why.os_threads = (*target)->threads();
-  why.pid = (*target)->process().pid;
-  const diagnosis::ProcessDiagnosis diagnosis = diagnosis::diagnose(why);
-  (void)report::format_process(*stacks, nullptr, report::TextStyle{}, &diagnosis);
+  analysis::TargetFacts facts;
+  facts.pid = (*target)->process().pid;
+  facts.os_threads = (*target)->threads();
+  analysis::Request request;
+  request.call_notes = true;
+  const analysis::ProcessAnalysis found = analysis::analyse_process(**target, facts, request);
+  if (!found.stacks) return 0;
+  const cpython::ProcessStacks& stacks = *found.stacks;
+  (void)report::format_process(stacks, nullptr, report::TextStyle{}, &found.details.diagnosis);
   input.process = (*target)->process();
-  (void)report::format_process_labels(input.process, input.environment, &*stacks);
-  const cpython::AsyncioTasks tasks = cpython::read_asyncio_tasks(**target, *stacks);
-  (void)report::format_asyncio_tasks(tasks, *stacks);
-  nlohmann::json document = report::process_document(input, *stacks);
+  (void)report::format_process_labels(input.process, input.environment, &stacks);
+  const cpython::AsyncioTasks& tasks = *found.details.tasks;
+  (void)report::format_asyncio_tasks(tasks, stacks);
+  nlohmann::json document = report::process_document(input, stacks);
   report::add_asyncio_tasks(document, tasks);
   (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;

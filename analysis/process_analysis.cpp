@@ -1,0 +1,35 @@
+#include "analysis/process_analysis.h"
+
+namespace hangpy::analysis {
+
+Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                     const report::MergedStacks* native, const TargetFacts& facts,
+                     const Request& request) {
+  const cpython::AddressSpace& memory = target.memory();
+  Details details;
+  if (request.locals) details.locals = report::read_all_locals(memory, stacks);
+  diagnosis::DiagnosisInput why;
+  why.stacks = &stacks;
+  why.memory = &memory;
+  why.os_threads = facts.os_threads;
+  why.native = native;
+  why.pid = facts.pid;
+  why.function_at = facts.function_at;
+  details.diagnosis = diagnosis::diagnose(why);
+  if (request.tasks) details.tasks = cpython::read_asyncio_tasks(target, stacks, request.task_options);
+  if (native && request.call_notes && stacks.layout)
+    details.call_notes = report::find_call_notes(memory, *stacks.layout, *native);
+  return details;
+}
+
+ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
+                                const Request& request, const NativeStep& unwind) {
+  ProcessAnalysis analysis{cpython::analyze(target, request.analyze), std::nullopt, {}};
+  if (!analysis.stacks) return analysis;
+  if (unwind) analysis.native = unwind(*analysis.stacks);
+  analysis.details = read_details(target, *analysis.stacks, analysis.native ? &*analysis.native : nullptr,
+                                  facts, request);
+  return analysis;
+}
+
+}  // namespace hangpy::analysis

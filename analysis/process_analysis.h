@@ -1,0 +1,69 @@
+// The analysis of one process, in one order for every target: its Python stacks, then (native
+// stacks being the target's to unwind) the locals, the diagnosis, asyncio's tasks and the notes
+// on built-in calls, each when asked for. `coreanalyze CORE`, `coreanalyze --pid` and the fuzzer
+// call it; a live process reads its stacks while it is stopped and its details after (see
+// coreanalyze/live_run.cpp), through the same read_details.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cpython/analyzer.h"
+#include "cpython/asyncio_tasks.h"
+#include "cpython/target.h"
+#include "diagnosis/diagnosis.h"
+#include "report/builtin_calls_report.h"
+#include "report/locals_report.h"
+#include "report/native_report.h"
+
+namespace hangpy::analysis {
+
+// Which parts to read beside the stacks.
+struct Request {
+  cpython::AnalyzeOptions analyze;
+  bool locals = false;               // --locals
+  bool tasks = true;                 // unless --no-tasks
+  cpython::AsyncioOptions task_options;
+  bool call_notes = false;           // the built-ins native frames call (text output)
+};
+
+// What the target knows besides its memory, which the diagnosis uses.
+struct TargetFacts {
+  int64_t pid = 0;
+  std::vector<cpython::NativeThread> os_threads;
+  std::function<std::optional<std::string>(uint64_t pc)> function_at;
+};
+
+// Everything read after the stacks.
+struct Details {
+  std::optional<report::LocalsByFrame> locals;
+  diagnosis::ProcessDiagnosis diagnosis;
+  std::optional<cpython::AsyncioTasks> tasks;
+  std::optional<report::CallNotes> call_notes;
+};
+
+// The details of `stacks`, read from `target` (the one the stacks were read from, or its
+// recording for a snapshot); `native`: the merged native stacks, when unwound.
+Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                     const report::MergedStacks* native, const TargetFacts& facts,
+                     const Request& request);
+
+// The native stacks of a target, unwound after its Python stacks are read (a core's; a live
+// process unwinds while stopped, before its details are read).
+using NativeStep = std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&)>;
+
+struct ProcessAnalysis {
+  Expected<cpython::ProcessStacks> stacks;
+  std::optional<report::MergedStacks> native;
+  Details details;  // empty when the stacks could not be read
+};
+
+// Stacks, native stacks (when `unwind` is given), details.
+ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
+                                const Request& request, const NativeStep& unwind = {});
+
+}  // namespace hangpy::analysis
