@@ -212,6 +212,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
         return exit_code_for(stop.error());
       }
       stopped = std::move(*stop);
+      if (stopped->timed_out()) break;
       std::vector<cpython::NativeThread> threads = stopped->threads();
       fill_thread_pointers(live, thread_pointers, threads);
       live.set_registers(std::move(threads));
@@ -231,18 +232,26 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
       unwinder = open_unwinder(line, live, analyzed.memory(), *stopped);
       if (*unwinder) (**unwinder)->walk();
     }
-    if (!stopped) break;
+    if (!stopped || stopped->timed_out()) break;
     read.moved = stopped->moved();
     if (read.moved.empty() || read.reads == kMaxReads) break;
     stopped->release();
   }
+  // --hold-stopped (for tests): the process stays stopped that long, unless --max-stop ends it.
+  const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(line.hold_stopped_ms);
+  while (stopped && !stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (stopped) read.stopped_for = stopped->release();
+  // A stop past --max-stop was undone at once, from the timer's handler; what was read is
+  // dropped and the run ends with its own exit code.
+  if (stopped && stopped->timed_out()) {
+    const LiveFailure failure = stopped->timeout_failure();
+    fmt::print(stderr, "coreanalyze: {}\n", failure.message);
+    return exit_code_for(failure);
+  }
   Expected<cpython::ProcessStacks>& stacks = *read_stacks;
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
-  if (line.hold_stopped_ms > 0 && stopped) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(line.hold_stopped_ms));
-  }
-  if (stopped) read.stopped_for = stopped->release();
   std::optional<report::MergedStacks> merged;
   if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
   // The details from the pages read while the process was stopped (through the recording, with

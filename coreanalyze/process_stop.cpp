@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
-#include "coreanalyze/exit_codes.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -31,8 +30,10 @@ constexpr size_t kMaxThreads = 32768;
 std::array<pid_t, kMaxThreads> g_traced{};
 std::array<int, kMaxThreads> g_pending_signal{};  // a signal the thread stopped with: given back
 volatile sig_atomic_t g_traced_count = 0;
-char g_timeout_message[256];
-size_t g_timeout_message_length = 0;
+// Set when the stop outlived its limit: every thread was detached then, from the handler; the
+// owner sees it (timed_out()) and ends the run with kExitStopTimeout, as library code must not
+// end the process itself.
+volatile sig_atomic_t g_timed_out = 0;
 
 constexpr std::array kReleasingSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM};
 std::array<struct sigaction, kReleasingSignals.size()> g_previous_actions{};
@@ -53,8 +54,8 @@ void release_on_signal(int signal) {
   detach_all();
   g_traced_count = 0;
   if (signal == SIGALRM) {
-    [[maybe_unused]] ssize_t ignored = write(STDERR_FILENO, g_timeout_message, g_timeout_message_length);
-    _exit(kExitStopTimeout);
+    g_timed_out = 1;
+    return;
   }
   struct sigaction default_action{};
   default_action.sa_handler = SIG_DFL;
@@ -109,12 +110,8 @@ cpython::NativeThread thread_registers(pid_t tid, const user_regs_struct& regs) 
 
 LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
                                                                    std::chrono::milliseconds limit) {
-  std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid));
-  g_timeout_message_length = static_cast<size_t>(std::max(
-      0, std::snprintf(g_timeout_message, sizeof g_timeout_message,
-                       "coreanalyze: process %d stayed stopped longer than %lld ms "
-                       "(--max-stop); released it\n",
-                       pid, static_cast<long long>(limit.count()))));
+  std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit));
+  g_timed_out = 0;
   g_traced_count = 0;
   install_handlers();
   if (auto stopped = process->stop_all(limit); !stopped) {
@@ -132,7 +129,7 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
   bool timer_armed = false;
   // Threads started after the listing are found by the next one; a process that starts threads
   // without end is given up on after a few rounds (the threads not stopped are only missing).
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 5 && !g_timed_out; ++round) {
     std::vector<pid_t> fresh;
     for (pid_t tid : list_threads(pid_)) {
       if (seen.insert(tid).second) fresh.push_back(tid);
@@ -217,6 +214,14 @@ void StoppedProcess::leave_in_syscall(BlockedThread thread) {
   regs.r9 = arguments[5];
   register_sets_.push_back({known.lwp, regs});
   left_in_syscall_.push_back(std::move(thread));
+}
+
+bool StoppedProcess::timed_out() const { return g_timed_out != 0; }
+
+LiveFailure StoppedProcess::timeout_failure() const {
+  return {LiveFailure::Kind::kStopTimeout,
+          fmt::format("process {} stayed stopped longer than {} ms (--max-stop); released it", pid_,
+                      limit_.count())};
 }
 
 std::vector<int64_t> StoppedProcess::moved() const {

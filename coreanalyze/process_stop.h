@@ -5,8 +5,9 @@
 // call, sp and pc come from /proc, and moved() tells, once its stack is read, whether it ran
 // meanwhile (then the caller reads again). While the
 // process is stopped, SIGINT, SIGTERM, SIGHUP and SIGQUIT to coreanalyze first detach every thread,
-// then act as usual; a stop longer than its limit detaches every thread and ends coreanalyze with
-// kExitStopTimeout (one line on stderr). One process at a time.
+// then act as usual; a stop longer than its limit detaches every thread at once (from the timer's
+// signal handler) and timed_out() says so: the caller ends the run with kExitStopTimeout and
+// timeout_failure()'s line. One process at a time.
 #pragma once
 
 #include <sys/user.h>
@@ -54,16 +55,20 @@ class StoppedProcess {
     user_regs_struct registers{};
   };
   const std::vector<RegisterSet>& register_sets() const { return register_sets_; }
+  // True once the stop outlived its limit: every thread is detached already.
+  bool timed_out() const;
+  LiveFailure timeout_failure() const;
   // Detaches every thread (once); returns how long the process was held stopped: from the first
   // PTRACE_INTERRUPT to the last PTRACE_DETACH (0 when every thread sat in a system call).
   std::chrono::nanoseconds release();
 
  private:
-  explicit StoppedProcess(int pid) : pid_(pid) {}
+  StoppedProcess(int pid, std::chrono::milliseconds limit) : pid_(pid), limit_(limit) {}
   LiveExpected<void> stop_all(std::chrono::milliseconds limit);
   void leave_in_syscall(BlockedThread thread);
 
   const int pid_;
+  const std::chrono::milliseconds limit_;
   std::vector<cpython::NativeThread> threads_;
   std::vector<DwarfRegisters> dwarf_registers_;
   std::vector<RegisterSet> register_sets_;

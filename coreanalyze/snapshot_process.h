@@ -8,13 +8,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "coreanalyze/core_file.h"
 #include "cpython/target.h"
-#include "report/process_labels.h"
 
 namespace hangpy::coreanalyze {
 
@@ -25,8 +26,9 @@ struct SnapshotProcess {
   std::vector<FileMapping> file_mappings;
   // PF_R | PF_W | PF_X of the mapping holding an address (PF_R when unknown).
   std::function<uint32_t(uint64_t)> protection_at;
-  // The label variables of its environment (symbols::kSnapshotLabelsNoteType), none of the rest.
-  report::Environment label_variables;
+  // The label variables of its environment (symbols::kSnapshotLabelsNoteType), none of the rest:
+  // name -> value, as report::Environment has them (a snapshot knows nothing of the report).
+  std::map<std::string, std::string> label_variables;
 };
 
 // The process as a core recorded it (`core` must outlive the result).
