@@ -112,12 +112,12 @@ analysis::TargetFacts live_facts(const LiveTarget& live) {
 
 // --native: libdwfl set to unwind every thread from the registers read while the process is
 // stopped and its memory (call walk() while it still is).
-Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandLine& line,
+Expected<std::unique_ptr<native::DwflUnwinder>> open_unwinder(const CommandLine& line,
                                                                   const LiveTarget& live,
                                                                   const cpython::AddressSpace& memory,
                                                                   const StoppedProcess& stopped) {
   constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
-  native::DwflCoreOptions options;
+  native::DwflUnwinderOptions options;
   options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
   options.inlined_frames = line.inlined;
   options.memory = &memory;
@@ -135,7 +135,7 @@ Expected<std::unique_ptr<native::DwflCoreUnwinder>> open_unwinder(const CommandL
   options.module_file = [&live](const std::string& recorded_path) {
     return live.module_file(recorded_path);
   };
-  return native::DwflCoreUnwinder::open(std::move(options));
+  return native::DwflUnwinder::open(std::move(options));
 }
 
 // --snapshot FILE for process `pid`: "%p" in FILE is the PID; with several processes, a FILE
@@ -203,7 +203,7 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::unique_ptr<StoppedProcess> stopped;
   std::unique_ptr<RecordingTarget> recording;
   std::optional<Expected<cpython::ProcessStacks>> read_stacks;
-  std::optional<Expected<std::unique_ptr<native::DwflCoreUnwinder>>> unwinder;
+  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> unwinder;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
       auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));

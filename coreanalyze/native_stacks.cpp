@@ -6,7 +6,7 @@
 
 #include "coreanalyze/core_file.h"
 
-#include "native/dwfl_core_unwinder.h"
+#include "native/dwfl_unwinder.h"
 #include "native/splice.h"
 
 namespace hangpy::coreanalyze {
@@ -16,7 +16,7 @@ namespace {
 // both save it).
 constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
 
-void add_vdso(const CoreFile& core, native::DwflCoreOptions& options) {
+void add_vdso(const CoreFile& core, native::DwflUnwinderOptions& options) {
   const std::optional<uint64_t> address = core.auxv_value(AT_SYSINFO_EHDR);
   if (!address) return;
   const CoreSegment* segment = core.segment_containing(*address);
@@ -62,7 +62,7 @@ native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames) {
-  native::DwflCoreOptions unwinder_options;
+  native::DwflUnwinderOptions unwinder_options;
   unwinder_options.core_path = options.core_path;
   unwinder_options.sysroot = options.sysroot;
   unwinder_options.inlined_frames = inlined_frames;
@@ -75,11 +75,11 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };
-  auto opened = native::DwflCoreUnwinder::open(std::move(unwinder_options));
+  auto opened = native::DwflUnwinder::open(std::move(unwinder_options));
   return merge_native_stacks(opened, stacks, all_threads);
 }
 
-report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflCoreUnwinder>>& opened,
+report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads) {
   auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
     if (!opened) return std::unexpected(opened.error());

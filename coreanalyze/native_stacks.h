@@ -4,7 +4,7 @@
 
 #include "coreanalyze/core_target.h"
 #include "cpython/stacks.h"
-#include "native/dwfl_core_unwinder.h"
+#include "native/dwfl_unwinder.h"
 #include "report/native_report.h"
 
 namespace hangpy::coreanalyze {
@@ -19,7 +19,7 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
 
 // The same from an unwinder a shell opened itself (a live process: its memory, registers and
 // modules, no core), which may have walked its threads already.
-report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflCoreUnwinder>>& opened,
+report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads);
 
 }  // namespace hangpy::coreanalyze

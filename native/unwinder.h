@@ -1,6 +1,7 @@
-// The interface every native unwinder of hangpy implements: libdwfl over a core file today
-// (native/dwfl_core_unwinder.h); gdb's own unwinder and a live-process unwinder plug in beside it.
-// Shells see only this, never the library behind it.
+// The interface every native unwinder of hangpy implements: libdwfl over a core file or a
+// stopped live process today (native/dwfl_unwinder.h); gdb's own unwinder may plug in beside it.
+// The shells open a DwflUnwinder (the one implementation, so they name it to open it) and use
+// what this interface gives.
 #pragma once
 
 #include <cstdint>

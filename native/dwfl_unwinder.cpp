@@ -1,4 +1,4 @@
-#include "native/dwfl_core_unwinder.h"
+#include "native/dwfl_unwinder.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -31,8 +31,8 @@ std::string build_id_debug_path(const std::string& sysroot, const unsigned char*
 
 constexpr const char* kVdsoName = "[vdso]";
 
-struct DwflCoreUnwinder::Impl {
-  DwflCoreOptions options;
+struct DwflUnwinder::Impl {
+  DwflUnwinderOptions options;
   std::vector<char> vdso_elf_image;  // the memory libdwfl's Elf of the vDSO reads
   FileDescriptor core_fd;
   ElfHandle core_elf;
@@ -74,11 +74,11 @@ struct DwflCoreUnwinder::Impl {
   void symbolize_all();
 };
 
-thread_local DwflCoreUnwinder::Impl* DwflCoreUnwinder::Impl::current = nullptr;
+thread_local DwflUnwinder::Impl* DwflUnwinder::Impl::current = nullptr;
 
 // "Which file is this module" has one answer: the shell's path resolution. A module it has no
 // file for is left to libdwfl, which then reads what the core holds of it (the vDSO).
-int DwflCoreUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
+int DwflUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
                                      const char* module_name, Dwarf_Addr base, char** file_name,
                                      Elf** elf) noexcept {
   try {
@@ -105,7 +105,7 @@ int DwflCoreUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
   }
 }
 
-int DwflCoreUnwinder::Impl::find_debuginfo(Dwfl_Module* module, void** userdata,
+int DwflUnwinder::Impl::find_debuginfo(Dwfl_Module* module, void** userdata,
                                            const char* module_name, Dwarf_Addr base,
                                            const char* file_name, const char* debuglink_file,
                                            GElf_Word debuglink_crc,
@@ -132,7 +132,7 @@ int DwflCoreUnwinder::Impl::find_debuginfo(Dwfl_Module* module, void** userdata,
 }
 
 // The threads of options.threads, in order; *thread_argp holds the current one.
-pid_t DwflCoreUnwinder::Impl::next_thread(Dwfl*, void* dwfl_arg, void** thread_argp) noexcept {
+pid_t DwflUnwinder::Impl::next_thread(Dwfl*, void* dwfl_arg, void** thread_argp) noexcept {
   auto* self = static_cast<Impl*>(dwfl_arg);
   const auto& threads = self->options.threads;
   const auto* current = static_cast<const ThreadRegisters*>(*thread_argp);
@@ -142,7 +142,7 @@ pid_t DwflCoreUnwinder::Impl::next_thread(Dwfl*, void* dwfl_arg, void** thread_a
   return static_cast<pid_t>(threads[next].lwp);
 }
 
-bool DwflCoreUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result,
+bool DwflUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* result,
                                          void* dwfl_arg) noexcept {
   try {
     auto* self = static_cast<Impl*>(dwfl_arg);
@@ -155,7 +155,7 @@ bool DwflCoreUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* 
   }
 }
 
-bool DwflCoreUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept {
+bool DwflUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept {
   const auto* registers = static_cast<const ThreadRegisters*>(thread_arg);
   constexpr int kStackPointer = 7;
   if (registers->only_pc_and_sp) {
@@ -169,9 +169,9 @@ bool DwflCoreUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* th
   return true;
 }
 
-// The shell's threads and memory when it gave them (see DwflCoreOptions::memory), else libdwfl's
+// The shell's threads and memory when it gave them (see DwflUnwinderOptions::memory), else libdwfl's
 // own reading of the core.
-Expected<void> DwflCoreUnwinder::Impl::attach_threads() {
+Expected<void> DwflUnwinder::Impl::attach_threads() {
   if (options.memory != nullptr && !options.threads.empty()) {
     static const Dwfl_Thread_Callbacks kCallbacks = {
         &Impl::next_thread, nullptr, &Impl::memory_read, &Impl::set_initial_registers,
@@ -188,7 +188,7 @@ Expected<void> DwflCoreUnwinder::Impl::attach_threads() {
 }
 
 // The shell's modules, each opened only when first needed; else libdwfl's reading of the core.
-Expected<void> DwflCoreUnwinder::Impl::report_modules() {
+Expected<void> DwflUnwinder::Impl::report_modules() {
   if (options.modules.empty()) {
     if (dwfl_core_file_report(dwfl.get(), core_elf.get(), nullptr) >= 0) return {};
     return make_error(ErrorKind::kInvalidInput,
@@ -205,7 +205,7 @@ Expected<void> DwflCoreUnwinder::Impl::report_modules() {
   return {};
 }
 
-Expected<void> DwflCoreUnwinder::Impl::attach() {
+Expected<void> DwflUnwinder::Impl::attach() {
   elf_version(EV_CURRENT);
   // A live process has no core: the shell gives its memory, threads and modules, and libdwfl
   // takes the machine from the first module it can open.
@@ -294,7 +294,7 @@ int on_thread(Dwfl_Thread* thread, void* arg) noexcept {
 
 }  // namespace
 
-void DwflCoreUnwinder::Impl::walk_all() {
+void DwflUnwinder::Impl::walk_all() {
   Current scope(this);
   AllThreads all;
   all.max_frames = options.max_frames;
@@ -306,7 +306,7 @@ void DwflCoreUnwinder::Impl::walk_all() {
     walked->emplace(lwp, WalkedThread{std::move(walk.frames), std::move(walk.end_reason)});
 }
 
-void DwflCoreUnwinder::Impl::symbolize_all() {
+void DwflUnwinder::Impl::symbolize_all() {
   Current scope(this);
   stacks.emplace();
   DwflSymbolizer symbolizer(dwfl.get(), options.inlined_frames);
@@ -320,21 +320,21 @@ void DwflCoreUnwinder::Impl::symbolize_all() {
   walked->clear();
 }
 
-DwflCoreUnwinder::DwflCoreUnwinder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-DwflCoreUnwinder::~DwflCoreUnwinder() = default;
+DwflUnwinder::DwflUnwinder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DwflUnwinder::~DwflUnwinder() = default;
 
-Expected<std::unique_ptr<DwflCoreUnwinder>> DwflCoreUnwinder::open(DwflCoreOptions options) {
+Expected<std::unique_ptr<DwflUnwinder>> DwflUnwinder::open(DwflUnwinderOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   if (auto attached = impl->attach(); !attached) return std::unexpected(attached.error());
-  return std::unique_ptr<DwflCoreUnwinder>(new DwflCoreUnwinder(std::move(impl)));
+  return std::unique_ptr<DwflUnwinder>(new DwflUnwinder(std::move(impl)));
 }
 
-void DwflCoreUnwinder::walk() {
+void DwflUnwinder::walk() {
   if (!impl_->walked) impl_->walk_all();
 }
 
-Expected<NativeStack> DwflCoreUnwinder::unwind(int64_t lwp) {
+Expected<NativeStack> DwflUnwinder::unwind(int64_t lwp) {
   if (!impl_->stacks) {
     walk();
     impl_->symbolize_all();

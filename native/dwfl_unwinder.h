@@ -1,6 +1,7 @@
-// libdwfl (elfutils) over a core file, behind hangpy's NativeUnwinder interface. The module files
-// are the ones the shell's own path resolution found (sysroot, lib-path, build-id check), handed
-// to libdwfl through its find_elf callback; libdwfl never searches for binaries by itself.
+// libdwfl (elfutils) over a core file or a stopped live process, behind hangpy's NativeUnwinder
+// interface. The module files are the ones the shell's own path resolution found (sysroot,
+// lib-path, build-id check), handed to libdwfl through its find_elf callback; libdwfl never
+// searches for binaries by itself.
 #pragma once
 
 #include <array>
@@ -38,7 +39,7 @@ struct ReportedModule {
   uint64_t end = 0;
 };
 
-struct DwflCoreOptions {
+struct DwflUnwinderOptions {
   // Empty for a live process: then memory, threads and modules below must all be given.
   std::string core_path;
   ModuleFileFinder module_file;
@@ -66,11 +67,11 @@ struct DwflCoreOptions {
   uint64_t vdso_address = 0;  // per thread; a deeper walk ends with an end_reason
 };
 
-class DwflCoreUnwinder final : public NativeUnwinder {
+class DwflUnwinder final : public NativeUnwinder {
  public:
   // Errors: kIo (the core cannot be opened), kInvalidInput (libdwfl does not take it as a core).
-  static Expected<std::unique_ptr<DwflCoreUnwinder>> open(DwflCoreOptions options);
-  ~DwflCoreUnwinder() override;
+  static Expected<std::unique_ptr<DwflUnwinder>> open(DwflUnwinderOptions options);
+  ~DwflUnwinder() override;
 
   // Walks every thread's stack now, through the memory and registers as they are at this call;
   // the frames' symbols are looked up later, on the first unwind(). A live process need be
@@ -83,7 +84,7 @@ class DwflCoreUnwinder final : public NativeUnwinder {
 
  private:
   struct Impl;
-  explicit DwflCoreUnwinder(std::unique_ptr<Impl> impl);
+  explicit DwflUnwinder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
