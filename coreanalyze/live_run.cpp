@@ -89,16 +89,10 @@ std::string describe_read(int pid, const LiveRead& read) {
 
 // What a live process's analysis asks for beside the stacks (analysis/process_analysis.h).
 analysis::Request live_request(const CommandLine& line) {
-  analysis::Request request;
-  request.analyze.forced_version = line.python;
-  request.analyze.missing_binaries_remedy = "the process may not be a CPython interpreter";
-  request.locals = line.locals;
-  request.tasks = line.tasks;
-  request.task_options.max_tasks = line.max_tasks;
+  analysis::Request request = analysis_request(line, "the process may not be a CPython interpreter");
   // loop.time() is time.monotonic(): a sleep's timer says how long it has left.
   request.task_options.monotonic_now = std::chrono::duration<double>(
       std::chrono::steady_clock::now().time_since_epoch()).count();
-  request.call_notes = !line.json;
   return request;
 }
 

@@ -159,13 +159,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "coreanalyze: {}\n", message);
     return kExitBadInput;
   }
-  analysis::Request request;
-  request.analyze.forced_version = line.python;
-  request.analyze.missing_binaries_remedy = "try --exe, --sysroot or --lib-path";
-  request.locals = line.locals;
-  request.tasks = line.tasks;
-  request.task_options.max_tasks = line.max_tasks;
-  request.call_notes = !line.json;
+  const analysis::Request request = analysis_request(line, "try --exe, --sysroot or --lib-path");
   analysis::TargetFacts facts;
   facts.pid = (*target)->process().pid;
   facts.os_threads = (*target)->threads();

@@ -1,5 +1,8 @@
 #include "coreanalyze/print_analysis.h"
 
+#include <string>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "report/asyncio_report.h"
@@ -66,6 +69,17 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
     fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
   }
   if (found.tasks) fmt::print("{}", report::format_asyncio_tasks(*found.tasks, stacks));
+}
+
+analysis::Request analysis_request(const CommandLine& line, std::string missing_binaries_remedy) {
+  analysis::Request request;
+  request.analyze.forced_version = line.python;
+  request.analyze.missing_binaries_remedy = std::move(missing_binaries_remedy);
+  request.locals = line.locals;
+  request.tasks = line.tasks;
+  request.task_options.max_tasks = line.max_tasks;
+  request.call_notes = !line.json;  // the text output shows them
+  return request;
 }
 
 }  // namespace hangpy::coreanalyze

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/process_analysis.h"
 #include "coreanalyze/command_line.h"
 #include "cpython/asyncio_tasks.h"
 #include "cpython/stacks.h"
@@ -26,6 +27,10 @@ struct Findings {
 nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
                              const cpython::ProcessStacks& stacks, const Findings& found);
 void print_json(const nlohmann::json& document);
+// What the command line asks of one process's analysis (analysis/process_analysis.h), core or
+// live; `missing_binaries_remedy` is what to try when the interpreter's binaries are not found.
+analysis::Request analysis_request(const CommandLine& line, std::string missing_binaries_remedy);
+
 // Warnings and notes on stderr, the report on stdout.
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
                 const cpython::ProcessStacks& stacks, const Findings& found);
