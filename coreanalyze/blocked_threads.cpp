@@ -81,12 +81,18 @@ cpython::NativeThread parse_syscall_line(const std::string& text, int64_t lwp) {
   return thread;
 }
 
+// Three /proc files a thread before, two after: this runs for every thread of the process, and a
+// read of each file costs a few microseconds. Its state must be asleep (S, D): a thread stopped
+// by a tracer (t) or a signal (T) is left to ptrace, which names the tracer when there is one.
+// The syscall file tells a thread in the kernel (a call number, sp and pc) from one that runs or
+// may run ("running"); its run time tells afterwards whether it ran meanwhile (context switches
+// where the kernel keeps no schedstat).
 std::optional<BlockedThread> blocked_in_syscall(int pid, int64_t lwp) {
-  // The counters first: if the thread runs between these reads and the syscall file, the file
-  // or the check after the analysis sees it.
+  // The counter first: if the thread runs between this read and the syscall file, the file or
+  // the check after the analysis sees it.
   BlockedThread blocked;
   blocked.run_nanoseconds = run_nanoseconds(pid, lwp);
-  blocked.context_switches = context_switches(pid, lwp);
+  if (!blocked.run_nanoseconds) blocked.context_switches = context_switches(pid, lwp);
   const auto state = thread_state(pid, lwp);
   if (!state || (*state != 'S' && *state != 'D')) return std::nullopt;
   auto line = syscall_line(pid, lwp);
@@ -101,8 +107,7 @@ bool still_blocked(int pid, const BlockedThread& before) {
   // The syscall file first: "running" for a thread woken meanwhile, whether or not it ran yet.
   const auto line = syscall_line(pid, before.registers.lwp);
   if (!line || *line != before.syscall_line) return false;
-  if (before.run_nanoseconds && run_nanoseconds(pid, before.registers.lwp) != before.run_nanoseconds)
-    return false;
+  if (before.run_nanoseconds) return run_nanoseconds(pid, before.registers.lwp) == before.run_nanoseconds;
   return context_switches(pid, before.registers.lwp) == before.context_switches;
 }
 

@@ -18,8 +18,8 @@ struct BlockedThread {
   // What /proc shows of it: the call, its arguments, sp and pc, from /proc/PID/task/TID/syscall.
   cpython::NativeThread registers;
   std::string syscall_line;
-  // How long it has run and how often it left the CPU (/proc/.../schedstat and status): unchanged
-  // when it has not run since.
+  // How long it has run (/proc/.../schedstat), or where the kernel keeps no schedstat how often it
+  // left the CPU (status): unchanged when it has not run since.
   std::optional<uint64_t> run_nanoseconds;
   uint64_t context_switches = 0;
 };
