@@ -103,9 +103,11 @@ TEST(ProcessTable, LabelsAndSlurmJobFromTheInitialEnvironment) {
     _exit(127);
   }
   std::optional<ProcessEntry> process;
-  for (int tries = 0; tries < 500; ++tries) {  // until the exec is done (up to 5 s)
+  // Until the exec is done (up to 5 s). The kernel names the task before it lays out the new
+  // argv and environment, so comm alone can read "sleep" while cmdline is still empty.
+  for (int tries = 0; tries < 500; ++tries) {
     process = read_process(child);
-    if (process && process->comm == "sleep") break;
+    if (process && process->comm == "sleep" && !process->argv.empty() && !process->labels.empty()) break;
     usleep(10000);
   }
   kill(child, SIGKILL);
