@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
-#include "coreanalyze/exit_codes.h"
+#include "base/exit_codes.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/version_probe.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "coreanalyze/core_target.h"
+#include "targets/core_target.h"
 #include "cpython/stacks.h"
 
 namespace hangpy::coreanalyze {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "coreanalyze/core_file.h"
-#include "coreanalyze/initial_environment.h"
+#include "targets/core_file.h"
+#include "targets/initial_environment.h"
 
 namespace hangpy::coreanalyze {
 namespace {

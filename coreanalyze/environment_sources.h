@@ -3,8 +3,8 @@
 // `hostname`, apport ProcEnviron); for a live process, /proc/PID/environ and this machine's name.
 #pragma once
 
-#include "coreanalyze/core_input.h"
-#include "coreanalyze/core_target.h"
+#include "inputs/core_input.h"
+#include "targets/core_target.h"
 #include "report/process_labels.h"
 
 namespace hangpy::coreanalyze {

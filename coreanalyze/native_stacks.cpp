@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "coreanalyze/core_file.h"
+#include "targets/core_file.h"
 
 #include "native/dwfl_unwinder.h"
 #include "native/splice.h"

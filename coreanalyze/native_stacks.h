@@ -2,7 +2,7 @@
 // with each Python thread's frames spliced in where its eval loop runs them.
 #pragma once
 
-#include "coreanalyze/core_target.h"
+#include "targets/core_target.h"
 #include "cpython/stacks.h"
 #include "native/dwfl_unwinder.h"
 #include "report/native_report.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "coreanalyze/stream_decoder.h"
+#include "inputs/stream_decoder.h"
 
 namespace hangpy::fuzz {
 

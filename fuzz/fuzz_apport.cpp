@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "coreanalyze/apport_parser.h"
-#include "coreanalyze/stream_decoder.h"
+#include "inputs/apport_parser.h"
+#include "inputs/stream_decoder.h"
 #include "fuzz/bounded_sink.h"
 
 using namespace hangpy;

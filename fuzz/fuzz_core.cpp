@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "analysis/process_analysis.h"
-#include "coreanalyze/core_file.h"
-#include "coreanalyze/core_target.h"
-#include "coreanalyze/initial_environment.h"
+#include "targets/core_file.h"
+#include "targets/core_target.h"
+#include "targets/initial_environment.h"
 #include "fuzz/memory_file.h"
 #include "report/asyncio_report.h"
 #include "report/json_report.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "coreanalyze/input_format.h"
+#include "inputs/input_format.h"
 #include "fuzz/memory_file.h"
 
 using namespace hangpy;

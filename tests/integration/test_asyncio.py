@@ -80,7 +80,7 @@ def without_asyncio(truth):
     return rest
 
 
-EXIT_PARTIAL = 5  # coreanalyze/exit_codes.h: output printed, some stacks not read whole
+EXIT_PARTIAL = 5  # base/exit_codes.h: output printed, some stacks not read whole
 
 
 def reading_cases(truth, code, out, err, text, partial_stacks=False):

@@ -23,7 +23,7 @@ import run_scenarios  # noqa: E402
 import results  # noqa: E402
 
 NAMES = ["pyenv-3.12"]
-EXIT_MISSING_BINARIES = 4  # coreanalyze/exit_codes.h kExitNoInterpreter
+EXIT_MISSING_BINARIES = 4  # base/exit_codes.h kExitNoInterpreter
 SERVED = ("python3", "libpython3")
 
 

@@ -1,4 +1,4 @@
-// The apport .crash field parser (coreanalyze/apport_parser.h): text fields, continuation lines,
+// The apport .crash field parser (inputs/apport_parser.h): text fields, continuation lines,
 // the base64 binary field as apport writes it (each line encoded on its own), bad input.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "coreanalyze/apport_parser.h"
+#include "inputs/apport_parser.h"
 
 namespace hangpy::coreanalyze {
 namespace {

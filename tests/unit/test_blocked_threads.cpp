@@ -1,7 +1,7 @@
 // blocked_threads.h on a real thread of this test process: asleep in read(2) on a pipe it is
 // found in its call without being stopped, stays "still blocked" while nothing happens, and is
 // seen to have moved once it was woken and ran.
-#include "coreanalyze/blocked_threads.h"
+#include "targets/blocked_threads.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -25,8 +25,8 @@
 #include <string>
 #include <string_view>
 
-#include "coreanalyze/core_file.h"
-#include "coreanalyze/core_target.h"
+#include "targets/core_file.h"
+#include "targets/core_target.h"
 
 // Exported so that the core target finds it through this binary's .symtab.
 extern "C" {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coreanalyze/core_target.h"
+#include "targets/core_target.h"
 #include "cpython/debug_offsets.h"
 #include "cpython/layouts/all_layouts.h"
 

@@ -1,4 +1,4 @@
-// The initial stack's environment (coreanalyze/initial_environment.h), read from this very test
+// The initial stack's environment (targets/initial_environment.h), read from this very test
 // process: its own stack as the kernel laid it out at exec is the ground truth, and the kernel's
 // /proc/self/environ and /proc/self/stat (env_start) say where it is and what it holds.
 #include <elf.h>
@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coreanalyze/initial_environment.h"
+#include "targets/initial_environment.h"
 
 namespace hangpy::coreanalyze {
 namespace {

@@ -1,11 +1,11 @@
-// Input detection by content (coreanalyze/input_format.h): magic bytes and ABRT's layout.
+// Input detection by content (inputs/input_format.h): magic bytes and ABRT's layout.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
-#include "coreanalyze/input_format.h"
+#include "inputs/input_format.h"
 
 namespace hangpy::coreanalyze {
 namespace {

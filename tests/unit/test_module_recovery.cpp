@@ -1,4 +1,4 @@
-// Module recovery for a core without NT_FILE (coreanalyze/module_recovery.h): ELF headers at the
+// Module recovery for a core without NT_FILE (targets/module_recovery.h): ELF headers at the
 // start of segments, named through r_debug's link_map and the auxv's AT_EXECFN, over a synthetic
 // image of those structures (the real cores are tests/integration/test_truncated.py's).
 #include <elf.h>
@@ -8,7 +8,7 @@
 #include <array>
 #include <cstring>
 
-#include "coreanalyze/module_recovery.h"
+#include "targets/module_recovery.h"
 #include "memory_image.h"
 
 namespace hangpy::coreanalyze {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "coreanalyze/core_target.h"
+#include "targets/core_target.h"
 #include "cpython/debug_offsets.h"
 #include "cpython/layouts/all_layouts.h"
 #include "cpython/stack_walker.h"

@@ -1,7 +1,7 @@
-// /proc/PID/maps text as ABRT and apport save it (coreanalyze/proc_maps.h).
+// /proc/PID/maps text as ABRT and apport save it (targets/proc_maps.h).
 #include <gtest/gtest.h>
 
-#include "coreanalyze/proc_maps.h"
+#include "targets/proc_maps.h"
 
 namespace hangpy::coreanalyze {
 namespace {

@@ -1,6 +1,6 @@
 // Process labels: the whitelisted environment, the numeric labels, the host and the role
 // (report/process_labels.h, report/process_role.h), and the initial stack's environment reader
-// (coreanalyze/initial_environment.h) on synthetic stacks, for its bounds and malformed input.
+// (targets/initial_environment.h) on synthetic stacks, for its bounds and malformed input.
 // Real processes and cores are in tests/integration/test_labels.py.
 #include <elf.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coreanalyze/initial_environment.h"
+#include "targets/initial_environment.h"
 #include "memory_image.h"
 #include "report/process_labels.h"
 #include "report/process_role.h"

@@ -1,4 +1,4 @@
-// How `coreanalyze collect` picks a job's processes (coreanalyze/process_table.h): the tree walks
+// How `coreanalyze collect` picks a job's processes (jobs/process_table.h): the tree walks
 // over a table, and /proc read for a real child of this test.
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coreanalyze/process_table.h"
+#include "jobs/process_table.h"
 
 namespace hangpy::coreanalyze {
 namespace {

@@ -1,5 +1,5 @@
 // ReadRanges: what a snapshot keeps of a page is exactly the bytes that were read.
-#include "coreanalyze/read_ranges.h"
+#include "targets/read_ranges.h"
 
 #include <gtest/gtest.h>
 

@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "coreanalyze/core_input.h"
-#include "coreanalyze/core_target.h"
-#include "coreanalyze/live_target.h"
+#include "inputs/core_input.h"
+#include "targets/core_target.h"
+#include "targets/live_target.h"
 #include "cpython/analyzer.h"
 
 extern "C" __attribute__((noinline, used)) int hangpy_target_test_marker() { return 42; }

@@ -1,0 +1,183 @@
+#include "jobs/triage_analysis.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/last_line.h"
+#include "jobs/anonymous_file.h"
+#include "base/exit_codes.h"
+
+extern char** environ;
+
+namespace hangpy::coreanalyze {
+namespace {
+
+std::string read_descriptor(int fd) {
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  return text;
+}
+
+void parse_into(TriageOutcome& outcome, const std::string& text, const std::string& name) {
+  nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+  if (document.is_discarded()) {
+    outcome.error = fmt::format("{}: not valid JSON", name);
+    outcome.exit_code = kExitBadInput;
+    return;
+  }
+  auto records = triage::records_from_json(document, name);
+  if (!records) {
+    outcome.error = records.error().describe();
+    outcome.exit_code = kExitBadInput;
+    return;
+  }
+  outcome.processes = std::move(*records);
+}
+
+TriageOutcome read_json_input(const TriageInput& input) {
+  TriageOutcome outcome;
+  std::ifstream file(input.path, std::ios::binary);
+  if (!file) {
+    outcome.error = fmt::format("{}: {}", input.name, std::strerror(errno));
+    outcome.exit_code = kExitBadInput;
+    return outcome;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  parse_into(outcome, text.str(), input.name);
+  return outcome;
+}
+
+// coreanalyze --json on one core or PID in a child; its stdout is the document, its stderr's last
+// line the reason when it fails. Every descriptor is close-on-exec, so that a child started by
+// another worker at the same time never holds this one's pipe open.
+TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::string>& child_arguments) {
+  TriageOutcome outcome;
+  std::vector<std::string> arguments = {"coreanalyze", "--json"};
+  arguments.insert(arguments.end(), child_arguments.begin(), child_arguments.end());
+  if (input.kind == TriageInput::Kind::kPid) {
+    arguments.push_back("--pid");
+    arguments.push_back(std::to_string(input.pid));
+  } else {
+    // A path that starts with '-' would read as an option.
+    arguments.push_back(input.path.starts_with("-") ? "./" + input.path : input.path);
+  }
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    outcome.error = fmt::format("{}: pipe: {}", input.name, std::strerror(errno));
+    outcome.exit_code = kExitBadInput;
+    return outcome;
+  }
+  const int errors = anonymous_file("coreanalyze-triage-stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  if (errors >= 0) posix_spawn_file_actions_adddup2(&actions, errors, STDERR_FILENO);
+  pid_t child = 0;
+  const int spawned = posix_spawn(&child, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string document;
+  if (spawned == 0) document = read_descriptor(out[0]);
+  close(out[0]);
+  int status = 0;
+  if (spawned == 0) {
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::string said;
+  if (errors >= 0) {
+    lseek(errors, 0, SEEK_SET);
+    said = read_descriptor(errors);
+    close(errors);
+  }
+  if (spawned != 0) {
+    outcome.error = fmt::format("{}: cannot start coreanalyze: {}", input.name, std::strerror(spawned));
+    outcome.exit_code = kExitBadInput;
+    return outcome;
+  }
+  if (WIFSIGNALED(status)) {
+    outcome.error = fmt::format("{}: the analysis died of signal {}", input.name, WTERMSIG(status));
+    outcome.exit_code = kExitBadInput;
+    return outcome;
+  }
+  outcome.exit_code = WEXITSTATUS(status);
+  // A partial result (5) or a snapshot not written (7) still printed the document.
+  if (!document.empty() && (outcome.exit_code == kExitSuccess || outcome.exit_code == kExitPartial ||
+                            outcome.exit_code == kExitSnapshotFailed)) {
+    parse_into(outcome, document, input.name);
+    if (outcome.processes.empty() && outcome.error.empty())
+      outcome.error = fmt::format("{}: no process could be read", input.name);
+    return outcome;
+  }
+  std::string reason = last_line(said);
+  const std::string prefix = "coreanalyze: ";
+  if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
+  outcome.error = fmt::format("{}: {}", input.name, reason.empty() ? fmt::format("exit code {}", outcome.exit_code) : reason);
+  return outcome;
+}
+
+TriageOutcome analyse_one(const TriageInput& input, const std::vector<std::string>& child_arguments) {
+  if (input.kind == TriageInput::Kind::kJson) return read_json_input(input);
+  return analyse_in_child(input, child_arguments);
+}
+
+void draw_progress(size_t done, size_t total) {
+  constexpr int kBarWidth = 30;
+  const int filled = total ? static_cast<int>(kBarWidth * done / total) : kBarWidth;
+  fmt::print(stderr, "\r\033[Kcoreanalyze: triage [{:=<{}}{: <{}}] {}/{} inputs", "", filled, "",
+             kBarWidth - filled, done, total);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>& inputs,
+                                                 const TriageAnalysisOptions& options) {
+  std::vector<TriageOutcome> outcomes(inputs.size());
+  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
+  std::atomic<size_t> next{0}, done{0};
+  auto work = [&] {
+    for (size_t i = next++; i < inputs.size(); i = next++) {
+      outcomes[i] = analyse_one(inputs[i], options.child_arguments);
+      done++;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+  const bool progress = options.progress && isatty(STDERR_FILENO) != 0 && inputs.size() > 1;
+  if (progress) {
+    while (done.load() < inputs.size()) {
+      draw_progress(done.load(), inputs.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  for (std::thread& worker : workers) worker.join();
+  if (progress) fmt::print(stderr, "\r\033[K");
+  return outcomes;
+}
+
+}  // namespace hangpy::coreanalyze

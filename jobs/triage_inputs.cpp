@@ -1,0 +1,138 @@
+#include "jobs/triage_inputs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "inputs/input_format.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+namespace fs = std::filesystem;
+
+// JSON documents start with an object or an array after optional white space (RFC 8259); a core
+// starts with a magic number, so the first byte decides.
+bool looks_like_json(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char c = 0;
+  for (int i = 0; i < 4096 && file.get(c); ++i) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+// `coreanalyze collect` writes DIR/manifest.json ("nodes") and DIR/NODE/manifest.json
+// ("collector_pid", "processes"): descriptions of the collection, not stacks of a process.
+// Returns the parsed manifest when `path` is one of them.
+std::optional<nlohmann::json> collector_manifest(const fs::path& path) {
+  if (path.filename() != "manifest.json") return std::nullopt;
+  std::ifstream file(path);
+  nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
+  if (!document.is_object() || document.contains("threads")) return std::nullopt;
+  if (document.contains("nodes") || document.contains("collector_pid")) return document;
+  return std::nullopt;
+}
+
+// With --cores snapshot or full, a node's directory holds a JSON result and a core of each
+// process: the same process twice. The cores whose process has a JSON result are left out (the
+// JSON is the same analysis, and already made); a core given by name is always read.
+void drop_cores_with_json(const std::vector<std::string>& files, std::vector<std::string>& kept,
+                          std::vector<std::string>& notes) {
+  std::set<std::string> dropped;
+  size_t manifests = 0;
+  for (const std::string& file : files) {
+    auto manifest = collector_manifest(file);
+    if (!manifest) continue;
+    dropped.insert(file);
+    ++manifests;
+    const auto processes = manifest->find("processes");
+    if (processes == manifest->end() || !processes->is_array()) continue;
+    const fs::path node_dir = fs::path(file).parent_path();
+    for (const nlohmann::json& process : *processes) {
+      const auto json = process.find("json");
+      const auto core = process.find("core");
+      if (json == process.end() || core == process.end() || !json->is_string() || !core->is_string())
+        continue;
+      if (fs::exists(node_dir / json->get<std::string>()))
+        dropped.insert((node_dir / core->get<std::string>()).string());
+    }
+  }
+  for (const std::string& file : files)
+    if (!dropped.count(file)) kept.push_back(file);
+  const size_t cores = dropped.size() - manifests;
+  if (cores > 0)
+    notes.push_back(fmt::format("{} core(s) not read: their processes' JSON results are (name "
+                                "the cores to read them instead)", cores));
+}
+
+Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool in_directory,
+                                                  std::vector<std::string>& notes) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error) return make_error(ErrorKind::kIo, fmt::format("{}: {}", path, error.message()));
+  auto format = format_of_path(path);
+  if (!format) return std::unexpected(format.error());
+  if (*format == InputFormat::kAbrtDirectory) return std::vector<TriageInput>{{TriageInput::Kind::kCore, path, 0, path}};
+  if (fs::is_directory(status)) {
+    std::vector<std::string> files;
+    for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error), end;
+         !error && it != end; it.increment(error)) {
+      if (it->is_directory()) {
+        // An ABRT problem directory inside is one core: its files are no inputs of their own.
+        auto inner = format_of_path(it->path().string());
+        if (inner && *inner == InputFormat::kAbrtDirectory) {
+          files.push_back(it->path().string());
+          it.disable_recursion_pending();
+        }
+        continue;
+      }
+      if (it->is_regular_file()) files.push_back(it->path().string());
+    }
+    if (error) return make_error(ErrorKind::kIo, fmt::format("{}: {}", path, error.message()));
+    std::sort(files.begin(), files.end());
+    std::vector<std::string> kept;
+    drop_cores_with_json(files, kept, notes);
+    std::vector<TriageInput> inputs;
+    for (const std::string& file : kept) {
+      auto found = inputs_of_path(file, true, notes);
+      if (!found) return found;
+      inputs.insert(inputs.end(), found->begin(), found->end());
+    }
+    if (inputs.empty()) notes.push_back(fmt::format("{}: no JSON results or cores in it", path));
+    return inputs;
+  }
+  if (looks_like_json(path)) return std::vector<TriageInput>{{TriageInput::Kind::kJson, path, 0, path}};
+  if (*format == InputFormat::kUnknown && in_directory) {
+    notes.push_back(fmt::format("{}: skipped, neither a JSON result nor a core", path));
+    return std::vector<TriageInput>{};
+  }
+  // Given by name, anything else goes to the core reader, which says what is wrong with it.
+  return std::vector<TriageInput>{{TriageInput::Kind::kCore, path, 0, path}};
+}
+
+}  // namespace
+
+Expected<std::vector<TriageInput>> gather_triage_inputs(const std::vector<std::string>& paths,
+                                                        const std::vector<int>& pids,
+                                                        std::vector<std::string>& notes) {
+  std::vector<TriageInput> inputs;
+  for (const std::string& path : paths) {
+    auto found = inputs_of_path(path, false, notes);
+    if (!found) return found;
+    inputs.insert(inputs.end(), found->begin(), found->end());
+  }
+  for (int pid : pids) inputs.push_back({TriageInput::Kind::kPid, "", pid, fmt::format("--pid {}", pid)});
+  if (inputs.empty()) return make_error(ErrorKind::kInvalidInput, "triage: no inputs (give cores, JSON results, directories of them, or --pid PID)");
+  return inputs;
+}
+
+}  // namespace hangpy::coreanalyze

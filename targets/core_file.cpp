@@ -1,0 +1,395 @@
+#include "targets/core_file.h"
+
+#include <elf.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/procfs.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "symbols/snapshot_note.h"
+
+namespace hangpy::coreanalyze {
+
+// The note layouts below are the x86-64 kernel's; hangpy analyses x86-64 cores only and is
+// built on x86-64, where glibc's structs match them.
+static_assert(sizeof(elf_gregset_t) == sizeof(user_regs_struct));
+static_assert(sizeof(void*) == 8, "hangpy reads x86-64 cores and is built for x86-64");
+
+namespace {
+
+constexpr size_t kMaxExecfnLength = 4096;
+// What a page size (AT_PAGESZ) can be; anything else is corruption. Huge pages do not count.
+constexpr uint64_t kMinPageSize = 1024;
+constexpr uint64_t kMaxPageSize = uint64_t{1} << 30;
+
+std::string machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_386:
+      return "i386";
+    case EM_ARM:
+      return "ARM";
+    case EM_AARCH64:
+      return "AArch64";
+    case EM_PPC64:
+      return "PowerPC64";
+    case EM_S390:
+      return "s390";
+    case EM_RISCV:
+      return "RISC-V";
+    default:
+      return fmt::format("ELF machine {}", machine);
+  }
+}
+
+std::string type_description(uint16_t type) {
+  switch (type) {
+    case ET_EXEC:
+      return "an ELF executable";
+    case ET_DYN:
+      return "an ELF shared object (or PIE executable)";
+    case ET_REL:
+      return "an ELF relocatable object";
+    default:
+      return fmt::format("an ELF file of type {}", type);
+  }
+}
+
+template <typename T>
+std::optional<T> read_struct(std::span<const std::byte> bytes, size_t offset = 0) {
+  if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return std::nullopt;
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+std::string bounded_string(const char* chars, size_t capacity) {
+  return std::string(chars, strnlen(chars, capacity));
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path) {
+  auto elf = symbols::ElfFile::open(path);
+  if (!elf) return std::unexpected(elf.error());
+  if ((*elf)->type() != ET_CORE) {
+    return make_error(ErrorKind::kInvalidInput, fmt::format("{} is {}, not a core file", path,
+                                                            type_description((*elf)->type())));
+  }
+  if ((*elf)->machine() != EM_X86_64) {
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("{} is a core file for {}; only x86-64 cores are supported", path,
+                                  machine_name((*elf)->machine())));
+  }
+  std::unique_ptr<CoreFile> core(new CoreFile(std::move(*elf)));
+  core->read_segments();
+  core->read_notes();
+  core->take_page_size_from_auxv();
+  if (auto execfn = core->auxv_value(AT_EXECFN)) {
+    core->execfn_ = core->read_string(*execfn, kMaxExecfnLength);
+  }
+  return core;
+}
+
+void CoreFile::read_segments() {
+  const uint64_t file_size = elf_->file_size();
+  uint64_t expected_size = 0;
+  std::optional<uint64_t> first_missing_address;
+  size_t cut_segments = 0;
+  for (const symbols::LoadSegment& load : elf_->load_segments()) {
+    if (load.memsz == 0) continue;
+    if (load.vaddr > ~uint64_t{0} - load.memsz) {
+      warnings_.push_back(fmt::format("core segment at 0x{:x} of size 0x{:x} wraps around; ignored",
+                                      load.vaddr, load.memsz));
+      continue;
+    }
+    CoreSegment segment{load.vaddr, load.memsz, load.file_offset, load.filesz, load.flags, 0};
+    if (segment.file_offset < file_size) {
+      segment.available_bytes = std::min(segment.filesz, file_size - segment.file_offset);
+    }
+    if (segment.filesz > 0 && segment.file_offset <= ~uint64_t{0} - segment.filesz) {
+      expected_size = std::max(expected_size, segment.file_offset + segment.filesz);
+    }
+    // Segments come in file order, so the first short one is where the cut happened.
+    if (segment.available_bytes < segment.filesz) {
+      ++cut_segments;
+      if (!first_missing_address) first_missing_address = segment.vaddr + segment.available_bytes;
+    }
+    segments_.push_back(segment);
+  }
+  std::sort(segments_.begin(), segments_.end(),
+            [](const CoreSegment& a, const CoreSegment& b) { return a.vaddr < b.vaddr; });
+  expected_size = std::max(expected_size, elf_->notes_end());
+  if (!first_missing_address && elf_->notes_end() > file_size) {
+    // Cut inside or before the notes only (gcore writes them last): all memory is there.
+    truncation_ = fmt::format("the core is truncated at {} of {} bytes: its notes are cut off, "
+                              "its memory is whole",
+                              file_size, expected_size);
+    warnings_.push_back(*truncation_);
+  }
+  if (first_missing_address) {
+    truncation_ = fmt::format("the core is truncated at {} of {} bytes: memory from 0x{:x} on is "
+                              "missing ({} segment{})",
+                              file_size, expected_size, *first_missing_address, cut_segments,
+                              cut_segments == 1 ? "" : "s");
+    warnings_.push_back(*truncation_);
+  }
+}
+
+void CoreFile::read_notes() {
+  auto notes = elf_->notes();
+  if (!notes && truncation_) {
+    // gdb's gcore writes the notes after the memory: a cut core loses them first. The target
+    // says so in one line, with what it recovered instead (module_recovery.h).
+    notes_cut_ = true;
+    return;
+  }
+  if (!notes) {
+    warnings_.push_back(
+        fmt::format("cannot read the core's notes (no threads or mapped files "
+                    "known): {}",
+                    notes.error().message));
+    return;
+  }
+  for (const symbols::ElfNote& note : *notes) read_note(note);
+  if (threads_.empty()) warnings_.push_back("core has no thread (NT_PRSTATUS) notes");
+}
+
+void CoreFile::read_note(const symbols::ElfNote& note) {
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotLabelsNoteType) {
+    snapshot_labels_ = std::string(reinterpret_cast<const char*>(note.desc.data()), note.desc.size());
+    return;
+  }
+  if (symbols::is_snapshot_symbols_note(note)) {
+    snapshot_symbols_ = symbols::decode_snapshot_symbols(note.desc);
+    if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");
+    return;
+  }
+  if (note.name != "CORE") return;  // "LINUX" notes hold FPU/xstate, which we do not need
+  switch (note.type) {
+    case NT_PRSTATUS:
+      read_prstatus(note.desc);
+      break;
+    case NT_PRPSINFO:
+      read_prpsinfo(note.desc);
+      break;
+    case NT_SIGINFO:
+      read_siginfo(note.desc);
+      break;
+    case NT_AUXV:
+      read_auxv(note.desc);
+      break;
+    case NT_FILE:
+      read_nt_file(note.desc);
+      break;
+    default:
+      break;
+  }
+}
+
+void CoreFile::read_prstatus(std::span<const std::byte> desc) {
+  auto status = read_struct<elf_prstatus>(desc);
+  if (!status) {
+    warnings_.push_back(
+        fmt::format("NT_PRSTATUS note of {} bytes is too short (need {}); thread "
+                    "skipped",
+                    desc.size(), sizeof(elf_prstatus)));
+    return;
+  }
+  CoreThread thread;
+  thread.lwp = status->pr_pid;
+  thread.current_signal = status->pr_cursig;
+  std::memcpy(&thread.registers, &status->pr_reg, sizeof(thread.registers));
+  threads_.push_back(thread);
+}
+
+void CoreFile::read_prpsinfo(std::span<const std::byte> desc) {
+  auto info = read_struct<elf_prpsinfo>(desc);
+  if (!info) return;
+  pid_ = info->pr_pid;
+  // The kernel and gdb's gcore always fill in the state letter; a note without one was rebuilt
+  // by an older hangpy snapshot, which kept only the pid and the names: the rest is unknown.
+  if (info->pr_sname <= ' ' || info->pr_sname >= 127) return;
+  state_ = info->pr_sname;
+  parent_pid_ = info->pr_ppid;
+  uid_ = info->pr_uid;
+  gid_ = info->pr_gid;
+  command_ = bounded_string(info->pr_fname, sizeof(info->pr_fname));
+  arguments_ = bounded_string(info->pr_psargs, sizeof(info->pr_psargs));
+  while (!arguments_.empty() && arguments_.back() == ' ') arguments_.pop_back();
+}
+
+// The note holds the kernel's siginfo as the dumping thread received it; which union member is
+// valid follows from si_code (sent by a process) and the signal (faults carry an address).
+void CoreFile::read_siginfo(std::span<const std::byte> desc) {
+  auto signo = read_struct<int32_t>(desc);
+  if (!signo) return;
+  signal_ = *signo;
+  auto info = read_struct<siginfo_t>(desc);
+  if (!info) return;  // an old or cut note: the number alone
+  cpython::SignalInfo signal;
+  signal.number = info->si_signo;
+  signal.code = info->si_code;
+  if (info->si_code <= 0) {  // SI_USER, SI_QUEUE, SI_TKILL, ...: a process sent it
+    // No process has PID 0: a zero sender is a note that kept only the signal number (older
+    // hangpy snapshots), and the sender is unknown.
+    if (info->si_pid != 0) {
+      signal.sender_pid = info->si_pid;
+      signal.sender_uid = info->si_uid;
+    }
+  } else if (info->si_signo == SIGSEGV || info->si_signo == SIGBUS || info->si_signo == SIGILL ||
+             info->si_signo == SIGFPE) {
+    signal.fault_address = reinterpret_cast<uint64_t>(info->si_addr);
+  }
+  signal_info_ = signal;
+}
+
+void CoreFile::read_auxv(std::span<const std::byte> desc) {
+  for (size_t offset = 0; offset + 16 <= desc.size(); offset += 16) {
+    const uint64_t key = *read_struct<uint64_t>(desc, offset);
+    if (key == AT_NULL) break;
+    auxv_.emplace_back(key, *read_struct<uint64_t>(desc, offset + 8));
+  }
+}
+
+// Layout: count, unit, count x {start, end, page_offset}, then count NUL-terminated paths; a
+// mapping starts at byte page_offset * unit of its file. The kernel's unit is its page size, but
+// gdb's gcore writes 1 (and byte offsets), so the unit says nothing about the memory's pages.
+void CoreFile::read_nt_file(std::span<const std::byte> desc) {
+  const auto count = read_struct<uint64_t>(desc, 0);
+  const auto unit = read_struct<uint64_t>(desc, 8);
+  if (!count || !unit) return;
+  if (*unit == 0 || (*unit & (*unit - 1)) != 0) {
+    warnings_.push_back(
+        fmt::format("NT_FILE note has a bad page size {}; mapped files ignored", *unit));
+    return;
+  }
+  constexpr uint64_t kEntrySize = 24;
+  if (*count > (desc.size() - 16) / kEntrySize) {
+    warnings_.push_back(
+        fmt::format("NT_FILE note claims {} entries but holds at most {}; "
+                    "mapped files ignored",
+                    *count, (desc.size() - 16) / kEntrySize));
+    return;
+  }
+  size_t string_offset = 16 + *count * kEntrySize;
+  for (uint64_t i = 0; i < *count; ++i) {
+    const size_t entry = 16 + i * kEntrySize;
+    const uint64_t page_offset = *read_struct<uint64_t>(desc, entry + 16);
+    FileMapping mapping{*read_struct<uint64_t>(desc, entry),
+                        *read_struct<uint64_t>(desc, entry + 8),
+                        page_offset * *unit,
+                        {}};
+    const char* chars = reinterpret_cast<const char*>(desc.data()) + string_offset;
+    const size_t length = strnlen(chars, desc.size() - string_offset);
+    if (string_offset + length >= desc.size()) {
+      warnings_.push_back(fmt::format("NT_FILE note ends after {} of {} paths", i, *count));
+      return;
+    }
+    mapping.path.assign(chars, length);
+    string_offset += length + 1;
+    if (page_offset > ~uint64_t{0} / *unit) {
+      warnings_.push_back(fmt::format("NT_FILE maps {} from beyond 2^64 bytes; ignored",
+                                      mapping.path));
+      continue;
+    }
+    if (mapping.end > mapping.start) file_mappings_.push_back(std::move(mapping));
+  }
+}
+
+void CoreFile::use_saved_file_mappings(std::vector<FileMapping> mappings) {
+  if (!file_mappings_.empty() || mappings.empty()) return;
+  const size_t count = mappings.size();
+  use_file_mappings(std::move(mappings),
+                    fmt::format("the core lists no mapped files (NT_FILE); using the {} mappings "
+                                "its wrapper saved (/proc/PID/maps)",
+                                count));
+}
+
+void CoreFile::use_file_mappings(std::vector<FileMapping> mappings, std::string warning) {
+  if (!file_mappings_.empty()) return;
+  file_mappings_ = std::move(mappings);
+  if (!warning.empty()) warnings_.push_back(std::move(warning));
+}
+
+void CoreFile::take_page_size_from_auxv() {
+  const auto page_size = auxv_value(AT_PAGESZ);
+  if (!page_size) return;  // keep the default
+  if (*page_size < kMinPageSize || *page_size > kMaxPageSize ||
+      (*page_size & (*page_size - 1)) != 0) {
+    warnings_.push_back(fmt::format("AT_PAGESZ is {}, not a page size; assuming {}", *page_size,
+                                    page_size_));
+    return;
+  }
+  page_size_ = *page_size;
+}
+
+std::optional<uint64_t> CoreFile::auxv_value(uint64_t key) const {
+  for (const auto& [entry_key, value] : auxv_) {
+    if (entry_key == key) return value;
+  }
+  return std::nullopt;
+}
+
+const CoreSegment* CoreFile::segment_containing(uint64_t address) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), address,
+                             [](uint64_t a, const CoreSegment& s) { return a < s.vaddr; });
+  if (it == segments_.begin()) return nullptr;
+  const CoreSegment& segment = *std::prev(it);
+  return address - segment.vaddr < segment.memsz ? &segment : nullptr;
+}
+
+Expected<void> CoreFile::read(uint64_t address, std::span<std::byte> out) const {
+  return read_segments_at(address, out, true);
+}
+
+Expected<void> CoreFile::read_once(uint64_t address, std::span<std::byte> out) const {
+  return read_segments_at(address, out, false);
+}
+
+Expected<void> CoreFile::read_segments_at(uint64_t address, std::span<std::byte> out,
+                                          bool mapped) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t current = address + done;
+    if (current < address) {
+      return make_error(ErrorKind::kUnmapped, "read wraps around the address space", current);
+    }
+    const CoreSegment* segment = segment_containing(current);
+    if (segment == nullptr) {
+      return make_error(ErrorKind::kUnmapped, "address is not mapped in the core", current);
+    }
+    const uint64_t offset_in_segment = current - segment->vaddr;
+    if (offset_in_segment >= segment->available_bytes) {
+      return make_error(ErrorKind::kNotSaved, "memory was not saved in the core", current);
+    }
+    const size_t chunk = static_cast<size_t>(
+        std::min<uint64_t>(out.size() - done, segment->available_bytes - offset_in_segment));
+    const uint64_t file_offset = segment->file_offset + offset_in_segment;
+    auto ok = mapped ? elf_->read_file_offset(file_offset, out.subspan(done, chunk))
+                     : elf_->read_file_offset_unmapped(file_offset, out.subspan(done, chunk));
+    if (!ok) return make_error(ErrorKind::kNotSaved, ok.error().message, current);
+    done += chunk;
+  }
+  return {};
+}
+
+std::optional<std::string> CoreFile::read_string(uint64_t address, size_t max_length) const {
+  std::string result;
+  std::vector<std::byte> chunk;
+  while (result.size() < max_length) {
+    // Read up to the next page boundary so that a string ending before a missing page is found.
+    const uint64_t current = address + result.size();
+    const uint64_t to_page_end = page_size_ - (current % page_size_);
+    chunk.resize(static_cast<size_t>(std::min<uint64_t>(to_page_end, max_length - result.size())));
+    if (!read(current, chunk)) return std::nullopt;
+    const char* chars = reinterpret_cast<const char*>(chunk.data());
+    const size_t length = strnlen(chars, chunk.size());
+    result.append(chars, length);
+    if (length < chunk.size()) return result;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,630 @@
+#include "targets/core_target.h"
+
+#include "targets/recording_target.h"
+
+#include <unistd.h>
+
+#include <elf.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "targets/core_file.h"
+#include "targets/module_recovery.h"
+#include "targets/proc_maps.h"
+#include "targets/recording_target.h"
+#include "symbols/elf_file.h"
+#include "symbols/module_placement.h"
+#include "symbols/debuginfod_fetch.h"
+#include "symbols/path_resolver.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+// How much of a module's first mapping we read from the core to see its ELF header, program
+// headers and build-id note (they sit at the start of the file, nearly always in its first page).
+constexpr uint64_t kMaxHeaderImageBytes = 64 * 1024;
+constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+// What the ELF header the core saved at the start of a module's mapping says.
+struct SavedHeader {
+  std::optional<std::string> build_id;
+  std::vector<symbols::LoadSegment> load_segments;
+};
+
+// One file the core's NT_FILE note maps, possibly in several pieces.
+struct Module {
+  std::string recorded_path;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::optional<uint64_t> header_address;    // where file offset 0 is mapped
+  std::optional<SavedHeader> saved_header;   // absent when the core holds no ELF header there
+  std::optional<std::string> override_path;  // --exe, for the executable
+  // The file found on this machine, looked up on first need (ModuleFiles::file).
+  mutable bool looked_up = false;
+  mutable std::unique_ptr<symbols::ElfFile> file;
+};
+
+
+bool looks_like_binary(const std::string& path) { return path.find(".so") != std::string::npos; }
+
+std::string lookup_path(const Module& module) {
+  std::string path = module.recorded_path;
+  if (path.ends_with(kDeletedSuffix)) path.resize(path.size() - kDeletedSuffix.size());
+  return path;
+}
+
+// Where an ELF64 image's program header table ends (e_phoff + e_phentsize * e_phnum); the
+// largest value when the image is too short to say.
+uint64_t program_headers_end(std::span<const std::byte> image) {
+  Elf64_Ehdr header;
+  if (image.size() < sizeof header) return ~uint64_t{0};
+  std::memcpy(&header, image.data(), sizeof header);
+  if (header.e_phoff > ~uint64_t{0} - uint64_t{header.e_phentsize} * header.e_phnum) {
+    return ~uint64_t{0};
+  }
+  return header.e_phoff + uint64_t{header.e_phentsize} * header.e_phnum;
+}
+
+// The debuginfod client when DEBUGINFOD_URLS asks for one; a warning when it cannot start.
+std::unique_ptr<symbols::DebuginfodFetch> start_debuginfod(std::vector<std::string>& warnings) {
+  std::string why_not;
+  std::unique_ptr<symbols::DebuginfodFetch> fetch = symbols::DebuginfodFetch::from_environment(why_not);
+  if (!why_not.empty()) warnings.push_back(why_not);
+  return fetch;
+}
+
+// The files behind the modules, found on this machine and opened on first need: a PyTorch
+// process maps some 300 files, and an analysis reads from a handful of them.
+class ModuleFiles {
+ public:
+  // `enabled` false (a snapshot core): no file is ever looked up.
+  ModuleFiles(symbols::PathResolver resolver, bool enabled, std::vector<std::string>& warnings)
+      : resolver_(std::move(resolver)),
+        enabled_(enabled),
+        warnings_(warnings),
+        debuginfod_(enabled ? start_debuginfod(warnings) : nullptr) {}
+
+  // The module's file, or nullptr when it is missing or not an ELF file. The first call looks it
+  // up (by build-id when the core saved one) and may add a warning (unreadable file, build-id
+  // mismatch).
+  const symbols::ElfFile* file(const Module& module) const {
+    std::lock_guard lock(mutex_);
+    if (!enabled_ || module.looked_up) return module.file.get();
+    module.looked_up = true;
+    const std::string path = lookup_path(module);
+    const std::optional<std::string> core_build_id =
+        module.saved_header ? module.saved_header->build_id : std::nullopt;
+    std::optional<std::string> found = module.override_path;
+    if (!found) found = resolver_.resolve(path, core_build_id);
+    // The last source: debuginfod, by the build-id the core recorded (checked again on opening).
+    bool fetched_wrong_file = false;
+    if (!found && core_build_id)
+      found = fetch_from_debuginfod(module, *core_build_id, fetched_wrong_file);
+    // Nothing matches the build-id: take a file of the right name anyway and warn below.
+    if (!found && core_build_id) found = resolver_.resolve(path);
+    if (!found) {
+      // exists() deferred this module to debuginfod, which did not have it either.
+      if (deferred_to_debuginfod(module)) {
+        late_missing_.push_back(
+            fetched_wrong_file ? path + " (debuginfod's copy has another build-id; not used)" : path);
+      }
+      return nullptr;  // otherwise reported by exists() for the whole core at once
+    }
+    auto file = symbols::ElfFile::open(*found);
+    if (!file) {
+      // A data file mapped by the process (locale archive, shared memory) is no module.
+      if (module.saved_header || module.override_path) warnings_.push_back(file.error().message);
+      return nullptr;
+    }
+    module.file = std::move(*file);
+    const auto& file_build_id = module.file->build_id();
+    if (core_build_id && file_build_id && *core_build_id != *file_build_id) {
+      wrong_binaries_.push_back(fmt::format("the build-id of {} is {}, the core wants {} (for {})",
+                                            *found, *file_build_id, *core_build_id,
+                                            module.recorded_path));
+      warnings_.push_back(wrong_binaries_.back());
+    }
+    return module.file.get();
+  }
+
+  // One line per file opened so far whose build-id is not the one the core recorded.
+  std::vector<std::string> wrong_binaries() const {
+    std::lock_guard lock(mutex_);
+    return wrong_binaries_;
+  }
+
+  // Whether some file stands for the module here (a stat per candidate path, nothing opened).
+  // Call before file(); a module found missing is not looked up again.
+  bool exists(const Module& module) const {
+    std::lock_guard lock(mutex_);
+    if (!enabled_ || module.override_path || module.looked_up) return true;
+    if (resolver_.resolve(lookup_path(module))) return true;
+    // Fetched only when a read or a symbol lookup needs it (file() reports a failure).
+    if (deferred_to_debuginfod(module)) return true;
+    module.looked_up = true;
+    return false;
+  }
+
+  // Files neither found here nor fetched from debuginfod when first needed ("" when none).
+  std::string late_missing() const {
+    std::lock_guard lock(mutex_);
+    std::string list;
+    for (const std::string& path : late_missing_) list += (list.empty() ? "" : ", ") + path;
+    return list;
+  }
+
+ private:
+  bool deferred_to_debuginfod(const Module& module) const {
+    return debuginfod_ && !module.override_path && module.saved_header &&
+           module.saved_header->build_id;
+  }
+
+  // The cached file debuginfod serves for the build-id, with a one-line note; never a file whose
+  // own build-id differs (a server may be wrong, or a cache stale).
+  std::optional<std::string> fetch_from_debuginfod(const Module& module, const std::string& build_id,
+                                                   bool& fetched_wrong_file) const {
+    if (!debuginfod_) return std::nullopt;
+    std::string error;
+    std::optional<std::string> fetched = debuginfod_->fetch_executable(build_id, error);
+    if (!fetched) {
+      warnings_.push_back(fmt::format("cannot fetch {} (build-id {}): {}", module.recorded_path,
+                                      build_id, error));
+      return std::nullopt;
+    }
+    auto file = symbols::ElfFile::open(*fetched);
+    if (!file || (*file)->build_id() != build_id) {
+      fetched_wrong_file = true;
+      warnings_.push_back(fmt::format("debuginfod gave {} for {}, whose build-id is not {}; not used",
+                                      *fetched, module.recorded_path, build_id));
+      return std::nullopt;
+    }
+    warnings_.push_back(
+        fmt::format("note: {} fetched from debuginfod as {}", module.recorded_path, *fetched));
+    return fetched;
+  }
+
+  const symbols::PathResolver resolver_;
+  const bool enabled_;
+  std::vector<std::string>& warnings_;
+  const std::unique_ptr<symbols::DebuginfodFetch> debuginfod_;
+  mutable std::vector<std::string> late_missing_;
+  mutable std::vector<std::string> wrong_binaries_;
+  mutable std::mutex mutex_;
+};
+
+// Memory of the core, falling back to the mapped files for pages the core left out.
+class CoreMemory final : public cpython::AddressSpace {
+ public:
+  CoreMemory(const CoreFile& core, const ModuleFiles& files,
+             std::vector<std::pair<const FileMapping*, const Module*>> mappings)
+      : core_(core), files_(files), mappings_(std::move(mappings)) {}
+
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    size_t done = 0;
+    while (done < out.size()) {
+      auto ok = core_.read(address + done, out.subspan(done));
+      if (ok) return {};
+      const Error& error = ok.error();
+      const bool missing = error.kind == ErrorKind::kNotSaved || error.kind == ErrorKind::kUnmapped;
+      if (!missing || !error.address || *error.address < address + done) return ok;
+      done = static_cast<size_t>(*error.address - address);  // the core filled up to the fault
+      const size_t from_file = read_from_file(*error.address, out.subspan(done));
+      if (from_file == 0) return ok;
+      done += from_file;
+    }
+    return {};
+  }
+
+ private:
+  // Reads what the mapped file holds at `address`, up to the end of its page; returns the byte
+  // count, 0 when the file cannot stand in for the core there.
+  size_t read_from_file(uint64_t address, std::span<std::byte> out) const {
+    // A writable mapping may have been changed since it was loaded: the file is not its content.
+    if (const CoreSegment* segment = core_.segment_containing(address);
+        segment != nullptr && (segment->flags & PF_W) != 0) {
+      return 0;
+    }
+    auto it =
+        std::upper_bound(mappings_.begin(), mappings_.end(), address,
+                         [](uint64_t a, const auto& entry) { return a < entry.first->start; });
+    if (it == mappings_.begin()) return 0;
+    const auto& [mapping, module] = *std::prev(it);
+    if (address >= mapping->end) return 0;
+    const symbols::ElfFile* file = files_.file(*module);
+    if (file == nullptr) return 0;
+    const uint64_t page_size = core_.page_size();
+    const uint64_t limit = std::min(mapping->end, symbols::align_down(address, page_size) + page_size);
+    const size_t count = static_cast<size_t>(std::min<uint64_t>(out.size(), limit - address));
+    const uint64_t file_offset = address - mapping->start + mapping->file_offset;
+    if (file_offset < mapping->file_offset) return 0;  // past 2^64
+    if (!file->read_file_offset(file_offset, out.first(count))) return 0;
+    return count;
+  }
+
+  const CoreFile& core_;
+  const ModuleFiles& files_;
+  std::vector<std::pair<const FileMapping*, const Module*>> mappings_;  // sorted by start
+};
+
+class CoreTargetImpl final : public CoreTarget {
+ public:
+  // `executable_start`: where the executable's ELF header is mapped, when module recovery found
+  // it (a core without NT_FILE).
+  CoreTargetImpl(std::unique_ptr<CoreFile> core, const CoreOptions& options,
+                 std::optional<uint64_t> executable_start)
+      : core_(std::move(core)),
+        recovered_executable_start_(executable_start),
+        snapshot_(core_->snapshot_symbols().has_value()),
+        warnings_(core_->warnings()),
+        files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_) {
+    collect_modules();
+    find_executable();
+    search_order_ = symbol_search_order();
+    if (!snapshot_) check_module_files(options);
+    memory_ = std::make_unique<CoreMemory>(*core_, files_, sorted_mappings());
+    fill_process_info();
+  }
+
+  const cpython::AddressSpace& memory() const override { return *memory_; }
+  const ProcessInfo& process() const override { return process_; }
+  const CoreFile& core() const override { return *core_; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+  std::vector<InputCause> causes() const override {
+    std::vector<InputCause> found;
+    if (core_->truncation()) found.push_back({InputCause::Kind::kTruncatedCore, *core_->truncation()});
+    for (std::string& mismatch : files_.wrong_binaries())
+      found.push_back({InputCause::Kind::kWrongBinary, std::move(mismatch)});
+    if (missing_files_message_)
+      found.push_back({InputCause::Kind::kMissingBinaries, *missing_files_message_});
+    if (const std::string late = files_.late_missing(); !late.empty())
+      found.push_back({InputCause::Kind::kMissingBinaries,
+                       fmt::format("cannot find {} here nor through debuginfod", late)});
+    return found;
+  }
+  std::vector<std::string> opened_files() const override {
+    std::vector<std::string> paths;
+    for (const Module& module : modules_)
+      if (module.file) paths.push_back(module.file->path());
+    return paths;
+  }
+
+  std::optional<std::string> module_file(const std::string& recorded_path) const override {
+    for (const Module& module : modules_) {
+      if (module.recorded_path != recorded_path) continue;
+      const symbols::ElfFile* file = files_.file(module);
+      return file ? std::optional<std::string>(file->path()) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> function_at(uint64_t pc) const override {
+    for (const Module& module : modules_) {
+      if (pc < module.start || pc >= module.end) continue;
+      const symbols::ElfFile* file = files_.file(module);
+      if (file == nullptr) return std::nullopt;
+      auto symbol = file->symbol_at(pc - load_bias(module));
+      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
+      return std::string(symbol->name);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> find_symbol(std::string_view name) const override {
+    // A snapshot answers from the addresses it recorded: it needs none of the binaries.
+    if (const auto& recorded = core_->snapshot_symbols()) {
+      auto it = recorded->find(std::string(name));
+      if (it != recorded->end()) return it->second;
+      return std::nullopt;
+    }
+    for (const Module* module : search_order_) {
+      const symbols::ElfFile* file = files_.file(*module);
+      if (file == nullptr) continue;
+      auto symbol = file->find_symbol(name);
+      // A TLS symbol's value is an offset in the thread's block, not an address.
+      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(*module);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> find_section(std::string_view name) const override {
+    if (const auto& recorded = core_->snapshot_symbols()) {
+      auto it = recorded->find(RecordingTarget::section_key(name));
+      if (it != recorded->end()) return it->second;
+      return std::nullopt;
+    }
+    for (const Module* module : search_order_) {
+      const symbols::ElfFile* file = files_.file(*module);
+      if (file == nullptr) continue;
+      if (auto address = file->section_address(name)) return *address + load_bias(*module);
+    }
+    return std::nullopt;
+  }
+
+  std::vector<cpython::NativeThread> threads() const override {
+    std::vector<cpython::NativeThread> result;
+    for (const CoreThread& thread : core_->threads()) {
+      const auto& regs = thread.registers;
+      cpython::NativeThread native{thread.lwp, regs.fs_base, regs.rip, regs.rsp};
+      native.syscall = static_cast<int64_t>(regs.orig_rax);
+      native.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+      result.push_back(native);
+    }
+    return result;
+  }
+
+  std::vector<cpython::MemoryRange> writable_ranges() const override {
+    std::vector<cpython::MemoryRange> ranges;
+    for (const CoreSegment& segment : core_->segments()) {
+      if (segment.flags & PF_W) ranges.push_back({segment.vaddr, segment.vaddr + segment.memsz});
+    }
+    return ranges;
+  }
+
+  std::vector<cpython::MappedModule> modules() const override {
+    std::vector<cpython::MappedModule> result;
+    for (const Module& module : modules_) {
+      // A snapshot keeps the mappings of the modules only, and no load biases.
+      if (snapshot_) {
+        result.push_back({module.recorded_path, module.start, module.end, 0});
+      } else if (is_elf(module)) {
+        result.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
+      }
+    }
+    return result;
+  }
+
+ private:
+  void collect_modules();
+  void read_saved_header(Module& module) const;
+  void find_executable();
+  void check_module_files(const CoreOptions& options);
+  bool is_elf(const Module& module) const;
+  uint64_t load_bias(const Module& module) const;
+  void fill_process_info();
+  std::vector<std::pair<const FileMapping*, const Module*>> sorted_mappings() const;
+  std::vector<const Module*> symbol_search_order() const;
+
+  std::unique_ptr<CoreFile> core_;
+  const std::optional<uint64_t> recovered_executable_start_;
+  const bool snapshot_;
+  mutable std::vector<std::string> warnings_;  // ModuleFiles adds to it as files are opened
+  std::optional<std::string> missing_files_message_;
+  ModuleFiles files_;
+  std::vector<Module> modules_;
+  std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
+  std::optional<size_t> executable_;       // index into modules_
+  std::vector<const Module*> search_order_;
+  std::unique_ptr<CoreMemory> memory_;
+  ProcessInfo process_;
+};
+
+void CoreTargetImpl::collect_modules() {
+  std::unordered_map<std::string, size_t> index_by_path;
+  for (const FileMapping& mapping : core_->file_mappings()) {
+    auto [it, inserted] = index_by_path.try_emplace(mapping.path, modules_.size());
+    if (inserted) {
+      modules_.push_back(Module{});
+      modules_.back().recorded_path = mapping.path;
+      modules_.back().start = mapping.start;
+    }
+    Module& module = modules_[it->second];
+    module.start = std::min(module.start, mapping.start);
+    module.end = std::max(module.end, mapping.end);
+    if (mapping.file_offset == 0 && !module.header_address) {
+      module.header_address = mapping.start;
+    }
+    module_of_mapping_.push_back(it->second);
+  }
+  for (Module& module : modules_) read_saved_header(module);
+}
+
+// The ELF header, program headers and build-id note normally fit in the first page; only when
+// they do not is more read (up to kMaxHeaderImageBytes). Whole pages only: the kernel usually
+// saves just the first page of an unmodified ELF mapping.
+void CoreTargetImpl::read_saved_header(Module& module) const {
+  if (!module.header_address) return;
+  const uint64_t page_size = core_->page_size();
+  for (uint64_t wanted = std::min(page_size, kMaxHeaderImageBytes);;
+       wanted = kMaxHeaderImageBytes) {
+    std::vector<std::byte> image(wanted);
+    if (auto ok = core_->read_once(*module.header_address, image); !ok) {
+      const auto fault = ok.error().address.value_or(*module.header_address);
+      image.resize(symbols::align_down(fault - *module.header_address, page_size));
+    }
+    const bool cut_by_us = image.size() == wanted && wanted < kMaxHeaderImageBytes;
+    if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
+    const bool headers_fit = program_headers_end(image) <= image.size();
+    auto elf = symbols::ElfFile::from_image(std::move(image), module.recorded_path);
+    if (!elf) return;
+    if (cut_by_us && (!headers_fit || !(*elf)->build_id())) continue;  // they lie further on
+    module.saved_header = SavedHeader{(*elf)->build_id(), (*elf)->load_segments()};
+    return;
+  }
+}
+
+void CoreTargetImpl::find_executable() {
+  if (recovered_executable_start_) {
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      if (modules_[i].header_address == recovered_executable_start_) {
+        executable_ = i;
+        return;
+      }
+    }
+  }
+  if (auto entry = core_->auxv_value(AT_ENTRY)) {
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      if (*entry >= modules_[i].start && *entry < modules_[i].end) {
+        executable_ = i;
+        return;
+      }
+    }
+  }
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (core_->execfn() && modules_[i].recorded_path == *core_->execfn()) {
+      executable_ = i;
+      return;
+    }
+  }
+  // pr_fname is the executable's base name cut to 15 characters.
+  if (core_->command().empty()) return;
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const std::string base = symbols::base_name(modules_[i].recorded_path);
+    if (base.starts_with(core_->command())) {
+      executable_ = i;
+      return;
+    }
+  }
+}
+
+// What can be told without opening every file: which ones are missing (one warning for all), and
+// the executable, which every symbol lookup reads first.
+void CoreTargetImpl::check_module_files(const CoreOptions& options) {
+  if (options.executable) {
+    if (executable_) {
+      modules_[*executable_].override_path = options.executable;
+    } else {
+      warnings_.push_back(fmt::format(
+          "cannot tell which mapped file is the executable; {} is not used", *options.executable));
+    }
+  } else if (options.executable_hint && executable_ && !files_.exists(modules_[*executable_]) &&
+             access(options.executable_hint->c_str(), R_OK) == 0) {
+    // The core's own path for the executable finds nothing; the one its wrapper recorded does.
+    modules_[*executable_].override_path = options.executable_hint;
+    modules_[*executable_].looked_up = false;  // exists() marked it missing
+  }
+  std::vector<std::string> missing;
+  for (const Module& module : modules_) {
+    if (files_.exists(module)) continue;
+    const std::string path = lookup_path(module);
+    if (module.saved_header || looks_like_binary(path)) missing.push_back(path);
+  }
+  if (executable_) files_.file(modules_[*executable_]);
+  // One line for every missing file, so that a core from another machine warns once.
+  if (!missing.empty()) {
+    std::string list = missing.front();
+    for (size_t i = 1; i < missing.size() && i < 3; ++i) list += ", " + missing[i];
+    if (missing.size() > 3) list += fmt::format(" and {} more", missing.size() - 3);
+    missing_files_message_ = fmt::format("cannot find {} (use --sysroot or --lib-path)", list);
+    warnings_.push_back(*missing_files_message_);
+  }
+}
+
+bool CoreTargetImpl::is_elf(const Module& module) const {
+  return module.saved_header || files_.file(module) != nullptr;
+}
+
+// From the program headers the core saved, which are the process's own; from the file only when
+// the core has none (the file may not be the one the process mapped).
+uint64_t CoreTargetImpl::load_bias(const Module& module) const {
+  if (!module.header_address) return 0;
+  const uint64_t page_size = core_->page_size();
+  if (module.saved_header) {
+    if (auto bias = symbols::load_bias_from(module.saved_header->load_segments, *module.header_address,
+                                   page_size)) {
+      return *bias;
+    }
+  }
+  if (const symbols::ElfFile* file = files_.file(module)) {
+    return symbols::load_bias_from(file->load_segments(), *module.header_address, page_size).value_or(0);
+  }
+  return 0;
+}
+
+std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted_mappings() const {
+  std::vector<std::pair<const FileMapping*, const Module*>> result;
+  const auto& mappings = core_->file_mappings();
+  for (size_t i = 0; i < mappings.size(); ++i) {
+    result.emplace_back(&mappings[i], &modules_[module_of_mapping_[i]]);
+  }
+  std::sort(result.begin(), result.end(),
+            [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
+  return result;
+}
+
+std::vector<const Module*> CoreTargetImpl::symbol_search_order() const {
+  std::vector<std::string> paths;
+  for (const Module& module : modules_) paths.push_back(module.recorded_path);
+  std::vector<const Module*> order;
+  for (size_t i : symbols::symbol_search_order(paths, executable_)) order.push_back(&modules_[i]);
+  return order;
+}
+
+void CoreTargetImpl::fill_process_info() {
+  const auto& threads = core_->threads();
+  process_.pid = core_->pid().value_or(threads.empty() ? 0 : threads.front().lwp);
+  process_.command = core_->command();
+  process_.arguments = core_->arguments();
+  process_.signal = core_->signal();
+  process_.signal_info = core_->signal_info();
+  process_.parent_pid = core_->parent_pid();
+  process_.uid = core_->uid();
+  process_.gid = core_->gid();
+  process_.state = core_->state();
+  if (!process_.signal && !threads.empty() && threads.front().current_signal != 0) {
+    process_.signal = threads.front().current_signal;
+  }
+  if (executable_) {
+    process_.executable = modules_[*executable_].recorded_path;
+  } else if (core_->execfn()) {
+    process_.executable = *core_->execfn();
+  }
+}
+
+// The core's memory alone, for module recovery before the target exists.
+class SavedMemory final : public cpython::AddressSpace {
+ public:
+  explicit SavedMemory(const CoreFile& core) : core_(core) {}
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    return core_.read(address, out);
+  }
+
+ private:
+  const CoreFile& core_;
+};
+
+// A core that lists no mapped files (its notes cut off, or a dumper that writes no NT_FILE): the
+// modules are recovered from the ELF headers its memory holds; one line says what was lost and
+// what was found. Returns where the executable's header is, when found.
+std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions& options) {
+  std::vector<SegmentStart> segments;
+  for (const CoreSegment& segment : core.segments())
+    segments.push_back({segment.vaddr, segment.memsz, (segment.flags & PF_W) != 0});
+  RecoveredModules found =
+      recover_modules(SavedMemory(core), segments, options.executable, options.executable_hint,
+                      core.page_size());
+  std::string what = core.notes_cut()
+                         ? "the notes are missing (the core was cut before them): threads' "
+                           "registers and the file list are unknown"
+                         : "the core lists no mapped files (NT_FILE)";
+  if (found.named > 0) {
+    what += fmt::format("; modules recovered from {} ELF header{} in memory ({} named", found.elf_headers,
+                        found.elf_headers == 1 ? "" : "s", found.named);
+    what += found.executable_named_by.empty()
+                ? ", the executable not: give it with --exe)"
+                : fmt::format(", the executable by {})", found.executable_named_by);
+  } else {
+    what += fmt::format("; none of the {} ELF header{} in memory could be named (give the "
+                        "executable with --exe)",
+                        found.elf_headers, found.elf_headers == 1 ? "" : "s");
+  }
+  core.use_file_mappings(std::move(found.mappings), std::move(what));
+  return found.executable_start;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& options) {
+  auto core = CoreFile::open(options.core_path);
+  if (!core) return std::unexpected(core.error());
+  if (options.maps_hint) (*core)->use_saved_file_mappings(parse_proc_maps(*options.maps_hint));
+  std::optional<uint64_t> executable_start;
+  if ((*core)->file_mappings().empty() && !(*core)->snapshot_symbols())
+    executable_start = recover_file_mappings(**core, options);
+  return std::make_unique<CoreTargetImpl>(std::move(*core), options, executable_start);
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,67 @@
+#include "targets/live_snapshot.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "targets/proc_file.h"
+#include "targets/proc_maps.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+std::vector<std::pair<uint64_t, uint64_t>> read_auxv(int64_t pid) {
+  std::vector<std::pair<uint64_t, uint64_t>> auxv;
+  auto bytes = read_proc_file(fmt::format("/proc/{}/auxv", pid));
+  if (!bytes) return auxv;
+  for (size_t at = 0; at + 16 <= bytes->size(); at += 16) {
+    uint64_t entry[2];
+    std::memcpy(entry, bytes->data() + at, sizeof entry);
+    if (entry[0] == AT_NULL) break;
+    auxv.emplace_back(entry[0], entry[1]);
+  }
+  return auxv;
+}
+
+}  // namespace
+
+SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
+                                      const std::vector<StoppedProcess::RegisterSet>& stopped,
+                                      const std::vector<cpython::NativeThread>& threads) {
+  SnapshotProcess process;
+  process.facts = facts;
+  for (const auto& set : stopped) {
+    CoreThread thread{set.lwp, 0, set.registers};
+    // A thread read in its system call has no fs_base of its own: the one found for it
+    // (thread_pointers.h), which `threads` holds.
+    for (const cpython::NativeThread& known : threads) {
+      if (known.lwp == set.lwp && thread.registers.fs_base == 0) thread.registers.fs_base = known.fs_base;
+    }
+    process.threads.push_back(thread);
+  }
+  if (stopped.empty()) {
+    for (const cpython::NativeThread& thread : threads) {
+      CoreThread known{thread.lwp, 0, {}};
+      known.registers.rip = thread.pc;
+      known.registers.rsp = thread.sp;
+      known.registers.orig_rax = static_cast<uint64_t>(thread.syscall);
+      process.threads.push_back(known);
+    }
+  }
+  process.auxv = read_auxv(facts.pid);
+  const std::string maps =
+      read_proc_file(fmt::format("/proc/{}/maps", facts.pid)).value_or(std::string());
+  process.file_mappings = parse_proc_maps(maps);
+  process.protection_at = [ranges = parse_proc_map_ranges(maps)](uint64_t address) -> uint32_t {
+    auto after = std::upper_bound(ranges.begin(), ranges.end(), address,
+                                  [](uint64_t a, const MappedRange& r) { return a < r.start; });
+    if (after == ranges.begin()) return PF_R;
+    const MappedRange& range = *std::prev(after);
+    return address < range.end ? range.protection : PF_R;
+  };
+  return process;
+}
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,519 @@
+#include "targets/live_target.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <climits>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "base/parse_number.h"
+#include "targets/blocked_threads.h"
+#include "targets/proc_file.h"
+#include "symbols/elf_file.h"
+#include "symbols/module_placement.h"
+#include "symbols/path_resolver.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+// One line of /proc/PID/maps.
+struct MapsLine {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string permissions;
+  uint64_t offset = 0;
+  std::string path;  // empty for anonymous memory; "[heap]", "[stack]"... for the kernel's own
+};
+
+std::vector<MapsLine> parse_maps(const std::string& text) {
+  std::vector<MapsLine> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    MapsLine entry;
+    char permissions[8] = {};
+    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %llu %n", &start, &end, permissions,
+                    &offset, &inode, &path_at) < 5) {
+      continue;
+    }
+    entry.start = start;
+    entry.end = end;
+    entry.permissions = permissions;
+    entry.offset = offset;
+    if (path_at > 0 && static_cast<size_t>(path_at) <= line.size()) entry.path = line.substr(path_at);
+    lines.push_back(std::move(entry));
+  }
+  return lines;
+}
+
+// A file mapped by the process, possibly in several pieces.
+struct Module {
+  std::string recorded_path;  // as /proc/PID/maps shows it
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::optional<uint64_t> header_address;  // where file offset 0 is mapped
+  uint64_t header_mapping_end = 0;         // end of that mapping (its /proc/PID/map_files name)
+  std::optional<std::string> build_id;     // from the ELF header in the process's memory
+  std::vector<symbols::LoadSegment> load_segments;
+  bool elf_in_memory = false;
+  mutable bool looked_up = false;
+  mutable std::unique_ptr<symbols::ElfFile> file;
+};
+
+std::string lookup_path(const Module& module) {
+  std::string path = module.recorded_path;
+  if (path.ends_with(kDeletedSuffix)) path.resize(path.size() - kDeletedSuffix.size());
+  return path;
+}
+
+// The process's memory, read a page at a time and kept: an analysis makes thousands of small
+// reads in a few hundred pages, and each system call costs more than copying a page, so the
+// process stays stopped for less time. The pages kept are dropped with forget().
+class LiveMemory final : public cpython::AddressSpace {
+ public:
+  LiveMemory(int pid, uint64_t page_size) : pid_(pid), page_size_(page_size) {}
+
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    std::lock_guard lock(mutex_);
+    size_t done = 0;
+    while (done < out.size()) {
+      const uint64_t at = address + done;
+      if (at < address) return make_error(ErrorKind::kUnmapped, "address past 2^64", at);
+      const uint64_t page = symbols::align_down(at, page_size_);
+      const std::vector<std::byte>* bytes =
+          last_page_ != nullptr && last_page_address_ == page ? last_page_ : page_at(page);
+      if (bytes == nullptr) {
+        return make_error(ErrorKind::kUnmapped,
+                          fmt::format("process {} does not map this address", pid_), at);
+      }
+      const size_t offset = static_cast<size_t>(at - page);
+      const size_t count = std::min(out.size() - done, bytes->size() - offset);
+      std::memcpy(out.data() + done, bytes->data() + offset, count);
+      done += count;
+    }
+    return {};
+  }
+
+  // Reads every page kept again, as the process has it now, in a few system calls (up to
+  // IOV_MAX pages each): when a first pass ran with the process running, the pass that follows
+  // in the stopped window then finds the pages it needs in place. Pages that cannot be read now
+  // are dropped, as are the unreadable ones kept (they are tried again on demand).
+  void refresh() {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    std::vector<uint64_t> addresses;
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      if (it->second) {
+        addresses.push_back(it->first);
+        ++it;
+      } else {
+        it = pages_.erase(it);
+      }
+    }
+    constexpr size_t kBatch = IOV_MAX;
+    std::vector<iovec> local, remote;
+    for (size_t first = 0; first < addresses.size();) {
+      local.clear();
+      remote.clear();
+      for (size_t i = first; i < addresses.size() && local.size() < kBatch; ++i) {
+        std::vector<std::byte>& bytes = *pages_[addresses[i]];
+        local.push_back({bytes.data(), bytes.size()});
+        remote.push_back({reinterpret_cast<void*>(addresses[i]), bytes.size()});
+      }
+      const ssize_t count = process_vm_readv(pid_, local.data(), local.size(), remote.data(),
+                                             remote.size(), 0);
+      // A short read stops at the first page that failed: drop it, go on after it.
+      const size_t whole = count < 0 ? 0 : static_cast<size_t>(count) / page_size_;
+      if (whole == local.size()) {
+        first += whole;
+        continue;
+      }
+      pages_.erase(addresses[first + whole]);
+      first += whole + 1;
+    }
+  }
+
+  void forget() {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    pages_.clear();
+  }
+
+ private:
+  // The page at `page`, read on first need; nullptr when the process does not map it (or the
+  // kernel refuses it). Past kMaxKeptPages the pages are read again each time.
+  const std::vector<std::byte>* page_at(uint64_t page) const {
+    static constexpr size_t kMaxKeptPages = 16384;  // 64 MiB of 4 KiB pages
+    if (auto it = pages_.find(page); it != pages_.end()) {
+      if (!it->second) return nullptr;
+      last_page_address_ = page;
+      last_page_ = &*it->second;
+      return last_page_;
+    }
+    if (pages_.size() >= kMaxKeptPages) {
+      pages_.clear();
+      last_page_ = nullptr;
+    }
+    std::optional<std::vector<std::byte>> bytes(std::in_place, page_size_);
+    iovec local{bytes->data(), bytes->size()};
+    iovec remote{reinterpret_cast<void*>(page), bytes->size()};
+    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(page_size_)) {
+      bytes.reset();
+    }
+    auto [it, inserted] = pages_.emplace(page, std::move(bytes));
+    if (!it->second) return nullptr;
+    last_page_address_ = page;
+    last_page_ = &*it->second;
+    return last_page_;
+  }
+
+  const int pid_;
+  const uint64_t page_size_;
+  mutable std::unordered_map<uint64_t, std::optional<std::vector<std::byte>>> pages_;
+  // The page the last read ended in: most reads are a few bytes from the one before.
+  mutable uint64_t last_page_address_ = 0;
+  mutable const std::vector<std::byte>* last_page_ = nullptr;
+  mutable std::mutex mutex_;
+};
+
+// The thread ids in /proc/PID/task, in the kernel's order (the main thread first).
+std::vector<int64_t> list_threads(int pid) {
+  std::vector<int64_t> ids;
+  DIR* directory = opendir(fmt::format("/proc/{}/task", pid).c_str());
+  if (directory == nullptr) return ids;
+  while (dirent* entry = readdir(directory)) {
+    if (auto id = parse_decimal<int64_t>(entry->d_name)) ids.push_back(*id);
+  }
+  closedir(directory);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// A thread's call, sp and pc as /proc/PID/task/TID/syscall shows them (blocked_threads.h).
+cpython::NativeThread thread_from_syscall_file(int pid, int64_t lwp) {
+  auto text = read_proc_file(fmt::format("/proc/{}/task/{}/syscall", pid, lwp));
+  if (!text) {
+    cpython::NativeThread thread;
+    thread.lwp = lwp;
+    return thread;
+  }
+  return parse_syscall_line(*text, lwp);
+}
+
+class LiveTargetImpl final : public LiveTarget {
+ public:
+  LiveTargetImpl(int pid, std::vector<MapsLine> maps)
+      : pid_(pid),
+        maps_(std::move(maps)),
+        page_size_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))),
+        memory_(pid, page_size_),
+        resolver_(fmt::format("/proc/{}/root", pid), {}) {
+    collect_modules();
+    fill_process_info();
+    find_executable();
+    std::vector<std::string> paths;
+    for (const Module& module : modules_) paths.push_back(module.recorded_path);
+    search_order_ = symbols::symbol_search_order(paths, executable_);
+    if (executable_) process_.executable = modules_[*executable_].recorded_path;
+  }
+
+  const cpython::AddressSpace& memory() const override { return memory_; }
+  const cpython::ProcessInfo& process() const override { return process_; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+  void set_registers(std::vector<cpython::NativeThread> threads) override {
+    registers_ = std::move(threads);
+  }
+  void forget_memory() override { memory_.forget(); }
+  void refresh_memory() override { memory_.refresh(); }
+
+  std::optional<uint64_t> find_symbol(std::string_view name) const override {
+    for (size_t i : search_order_) {
+      const symbols::ElfFile* file = file_of(modules_[i]);
+      if (file == nullptr) continue;
+      auto symbol = file->find_symbol(name);
+      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(modules_[i]);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> find_section(std::string_view name) const override {
+    for (size_t i : search_order_) {
+      const symbols::ElfFile* file = file_of(modules_[i]);
+      if (file == nullptr) continue;
+      if (auto address = file->section_address(name)) return *address + load_bias(modules_[i]);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> function_at(uint64_t pc) const override {
+    for (const Module& module : modules_) {
+      if (pc < module.start || pc >= module.end) continue;
+      const symbols::ElfFile* file = file_of(module);
+      if (file == nullptr) return std::nullopt;
+      auto symbol = file->symbol_at(pc - load_bias(module));
+      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
+      return std::string(symbol->name);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> module_file(const std::string& recorded_path) const override {
+    for (const Module& module : modules_) {
+      if (module.recorded_path != recorded_path) continue;
+      const symbols::ElfFile* file = file_of(module);
+      return file ? std::optional<std::string>(file->path()) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<cpython::MemoryRange> vdso() const override {
+    for (const MapsLine& line : maps_)
+      if (line.path == "[vdso]") return cpython::MemoryRange{line.start, line.end};
+    return std::nullopt;
+  }
+
+  std::vector<cpython::NativeThread> threads() const override {
+    if (registers_) return *registers_;
+    std::vector<cpython::NativeThread> result;
+    for (int64_t lwp : list_threads(pid_)) result.push_back(thread_from_syscall_file(pid_, lwp));
+    return result;
+  }
+
+  std::vector<cpython::MappedModule> modules() const override {
+    std::vector<cpython::MappedModule> result;
+    for (const Module& module : modules_) {
+      if (module.elf_in_memory) {
+        result.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
+      }
+    }
+    return result;
+  }
+
+  std::vector<cpython::MemoryRange> writable_ranges() const override {
+    std::vector<cpython::MemoryRange> ranges;
+    for (const MapsLine& line : maps_) {
+      if (line.permissions.size() > 1 && line.permissions[1] == 'w' && !line.path.starts_with("[v"))
+        ranges.push_back({line.start, line.end});
+    }
+    return ranges;
+  }
+
+ private:
+  void collect_modules();
+  void read_header(Module& module);
+  void find_executable();
+  void fill_process_info();
+  const symbols::ElfFile* file_of(const Module& module) const;
+
+  uint64_t load_bias(const Module& module) const {
+    if (!module.header_address) return 0;
+    return symbols::load_bias_from(module.load_segments, *module.header_address, page_size_)
+        .value_or(0);
+  }
+
+  const int pid_;
+  const std::vector<MapsLine> maps_;
+  const uint64_t page_size_;
+  LiveMemory memory_;
+  const symbols::PathResolver resolver_;
+  std::vector<Module> modules_;
+  std::optional<size_t> executable_;
+  std::vector<size_t> search_order_;
+  cpython::ProcessInfo process_;
+  mutable std::vector<std::string> warnings_;
+  mutable std::mutex files_mutex_;
+  std::optional<std::vector<cpython::NativeThread>> registers_;
+};
+
+void LiveTargetImpl::collect_modules() {
+  std::unordered_map<std::string, size_t> index_by_path;
+  for (const MapsLine& line : maps_) {
+    if (!line.path.starts_with("/")) continue;  // anonymous, [heap], [vdso]...
+    auto [it, inserted] = index_by_path.try_emplace(line.path, modules_.size());
+    if (inserted) {
+      modules_.push_back(Module{});
+      modules_.back().recorded_path = line.path;
+      modules_.back().start = line.start;
+    }
+    Module& module = modules_[it->second];
+    module.start = std::min(module.start, line.start);
+    module.end = std::max(module.end, line.end);
+    if (line.offset == 0 && !module.header_address) {
+      module.header_address = line.start;
+      module.header_mapping_end = line.end;
+    }
+  }
+  for (Module& module : modules_) read_header(module);
+}
+
+// The ELF header and program headers the process has mapped at the module's start: the process's
+// own, whatever happened to the file since (it may be replaced or deleted).
+void LiveTargetImpl::read_header(Module& module) {
+  if (!module.header_address) return;
+  const uint64_t size = std::min(page_size_, module.header_mapping_end - *module.header_address);
+  std::vector<std::byte> image(size);
+  if (!memory_.read(*module.header_address, image)) return;
+  if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
+  auto elf = symbols::ElfFile::from_image(std::move(image), module.recorded_path);
+  if (!elf) return;
+  module.elf_in_memory = true;
+  module.build_id = (*elf)->build_id();
+  module.load_segments = (*elf)->load_segments();
+}
+
+// The file the process mapped: by its path inside the process's root when the build-id agrees,
+// else the mapping itself (/proc/PID/map_files: the very inode, even deleted or replaced; root
+// only), else the file at that path with a warning.
+const symbols::ElfFile* LiveTargetImpl::file_of(const Module& module) const {
+  std::lock_guard lock(files_mutex_);
+  if (module.looked_up) return module.file.get();
+  module.looked_up = true;
+  if (!module.elf_in_memory) return nullptr;
+  const std::string path = lookup_path(module);
+  std::optional<std::string> found = resolver_.resolve(path, module.build_id);
+  if (!found && module.header_address) {
+    const std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid_,
+                                           *module.header_address, module.header_mapping_end);
+    if (access(mapped.c_str(), R_OK) == 0) found = mapped;
+  }
+  if (!found) found = resolver_.resolve(path);
+  if (!found) {
+    warnings_.push_back(fmt::format("cannot open {} (mapped by process {})", path, pid_));
+    return nullptr;
+  }
+  auto file = symbols::ElfFile::open(*found);
+  if (!file) {
+    warnings_.push_back(file.error().message);
+    return nullptr;
+  }
+  module.file = std::move(*file);
+  if (module.build_id && module.file->build_id() && *module.build_id != *module.file->build_id()) {
+    warnings_.push_back(fmt::format("the build-id of {} is {}, process {} mapped {}", *found,
+                                    *module.file->build_id(), pid_, *module.build_id));
+  }
+  return module.file.get();
+}
+
+void LiveTargetImpl::find_executable() {
+  char buffer[4096];
+  const ssize_t length =
+      readlink(fmt::format("/proc/{}/exe", pid_).c_str(), buffer, sizeof buffer - 1);
+  if (length <= 0) return;
+  const std::string exe(buffer, static_cast<size_t>(length));
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    if (modules_[i].recorded_path == exe) {
+      executable_ = i;
+      return;
+    }
+  }
+}
+
+void LiveTargetImpl::fill_process_info() {
+  process_.pid = pid_;
+  if (auto comm = read_proc_file(fmt::format("/proc/{}/comm", pid_))) {
+    process_.command = *comm;
+    if (process_.command.ends_with('\n')) process_.command.pop_back();
+  }
+  if (auto arguments = read_proc_file(fmt::format("/proc/{}/cmdline", pid_))) {
+    while (arguments->ends_with('\0')) arguments->pop_back();
+    std::replace(arguments->begin(), arguments->end(), '\0', ' ');
+    process_.arguments = *arguments;
+  }
+  // The fields after the command, which is in parentheses and may hold anything.
+  if (auto stat = read_proc_file(fmt::format("/proc/{}/stat", pid_))) {
+    const size_t close = stat->rfind(')');
+    if (close != std::string::npos) {
+      std::istringstream rest(stat->substr(close + 1));
+      char state = 0;
+      long long parent = 0;
+      if (rest >> state >> parent) {
+        process_.state = state;
+        process_.parent_pid = parent;
+      }
+    }
+  }
+  if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
+    std::istringstream lines(*status);
+    for (std::string line; std::getline(lines, line);) {
+      unsigned real = 0;
+      if (std::sscanf(line.c_str(), "Uid: %u", &real) == 1) process_.uid = real;
+      if (std::sscanf(line.c_str(), "Gid: %u", &real) == 1) process_.gid = real;
+    }
+  }
+}
+
+std::optional<int64_t> tracer_of(int pid) {
+  auto status = read_proc_file(fmt::format("/proc/{}/status", pid));
+  if (!status) return std::nullopt;
+  std::istringstream lines(*status);
+  for (std::string line; std::getline(lines, line);) {
+    long long tracer = 0;
+    if (std::sscanf(line.c_str(), "TracerPid: %lld", &tracer) == 1 && tracer != 0) return tracer;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LiveFailure describe_access_failure(int pid, int error_number, const std::string& what) {
+  if (error_number == ESRCH || error_number == ENOENT) {
+    return {LiveFailure::Kind::kNoProcess, fmt::format("there is no process {}", pid)};
+  }
+  if (error_number == EPERM || error_number == EACCES) {
+    if (auto tracer = tracer_of(pid)) {
+      std::string name;
+      if (auto comm = read_proc_file(fmt::format("/proc/{}/comm", *tracer))) {
+        name = fmt::format(" ({})", comm->substr(0, comm->find('\n')));
+      }
+      return {LiveFailure::Kind::kNotPermitted,
+              fmt::format("process {} is already traced by process {}{}: detach it first (gdb: "
+                          "detach), or read without stopping with --nonblocking",
+                          pid, *tracer, name)};
+    }
+    return {LiveFailure::Kind::kNotPermitted,
+            fmt::format("not permitted to {} process {}: run as root or as its owner with "
+                        "kernel.yama.ptrace_scope=0 (sysctl), and in a container with "
+                        "CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)",
+                        what, pid)};
+  }
+  return {LiveFailure::Kind::kOther,
+          fmt::format("cannot {} process {}: {}", what, pid, std::strerror(error_number))};
+}
+
+LiveExpected<std::unique_ptr<LiveTarget>> LiveTarget::open(int pid) {
+  if (pid == getpid()) {
+    return std::unexpected(LiveFailure{LiveFailure::Kind::kOther,
+                                       fmt::format("process {} is coreanalyze itself", pid)});
+  }
+  auto maps = read_proc_file(fmt::format("/proc/{}/maps", pid));
+  if (!maps) return std::unexpected(describe_access_failure(pid, errno, "read the mappings of"));
+  if (maps->empty()) {
+    return std::unexpected(LiveFailure{LiveFailure::Kind::kOther,
+                                       fmt::format("process {} maps no memory (a kernel thread, or "
+                                                   "exiting)", pid)});
+  }
+  // process_vm_readv needs the same permission as ptrace: ask now, for a clear message.
+  std::byte probe[1];
+  iovec local{probe, 1};
+  iovec remote{nullptr, 1};
+  if (process_vm_readv(pid, &local, 1, &remote, 1, 0) < 0 && errno != EFAULT) {
+    return std::unexpected(describe_access_failure(pid, errno, "read the memory of"));
+  }
+  return std::make_unique<LiveTargetImpl>(pid, parse_maps(*maps));
+}
+
+}  // namespace hangpy::coreanalyze

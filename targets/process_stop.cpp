@@ -1,0 +1,248 @@
+#include "targets/process_stop.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/parse_number.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+// The traced threads, for the signal handler: written before each PTRACE_SEIZE, so that a handler
+// running at any point detaches every thread that may be attached (detaching one that is not
+// fails harmlessly).
+constexpr size_t kMaxThreads = 32768;
+std::array<pid_t, kMaxThreads> g_traced{};
+std::array<int, kMaxThreads> g_pending_signal{};  // a signal the thread stopped with: given back
+volatile sig_atomic_t g_traced_count = 0;
+// Set when the stop outlived its limit: every thread was detached then, from the handler; the
+// owner sees it (timed_out()) and ends the run with kExitStopTimeout, as library code must not
+// end the process itself.
+volatile sig_atomic_t g_timed_out = 0;
+
+constexpr std::array kReleasingSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM};
+std::array<struct sigaction, kReleasingSignals.size()> g_previous_actions{};
+
+long raw_ptrace(int request, pid_t tid, uintptr_t data) {
+  return syscall(SYS_ptrace, request, tid, nullptr, data);
+}
+
+void detach_all() {
+  const sig_atomic_t count = g_traced_count;
+  for (sig_atomic_t i = 0; i < count; ++i) {
+    raw_ptrace(PTRACE_DETACH, g_traced[i], static_cast<uintptr_t>(g_pending_signal[i]));
+  }
+}
+
+// Async-signal-safe: syscalls only.
+void release_on_signal(int signal) {
+  detach_all();
+  g_traced_count = 0;
+  if (signal == SIGALRM) {
+    g_timed_out = 1;
+    return;
+  }
+  struct sigaction default_action{};
+  default_action.sa_handler = SIG_DFL;
+  sigaction(signal, &default_action, nullptr);
+  raise(signal);
+}
+
+void install_handlers() {
+  struct sigaction action{};
+  action.sa_handler = release_on_signal;
+  sigfillset(&action.sa_mask);  // one handler at a time
+  for (size_t i = 0; i < kReleasingSignals.size(); ++i)
+    sigaction(kReleasingSignals[i], &action, &g_previous_actions[i]);
+}
+
+void restore_handlers() {
+  for (size_t i = 0; i < kReleasingSignals.size(); ++i)
+    sigaction(kReleasingSignals[i], &g_previous_actions[i], nullptr);
+}
+
+void arm_timer(std::chrono::milliseconds limit) {
+  itimerval timer{};
+  timer.it_value.tv_sec = limit.count() / 1000;
+  timer.it_value.tv_usec = (limit.count() % 1000) * 1000;
+  setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
+void disarm_timer() {
+  itimerval timer{};
+  setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
+std::vector<pid_t> list_threads(int pid) {
+  std::vector<pid_t> ids;
+  DIR* directory = opendir(fmt::format("/proc/{}/task", pid).c_str());
+  if (directory == nullptr) return ids;
+  while (dirent* entry = readdir(directory)) {
+    if (auto id = parse_decimal<pid_t>(entry->d_name)) ids.push_back(*id);
+  }
+  closedir(directory);
+  return ids;
+}
+
+cpython::NativeThread thread_registers(pid_t tid, const user_regs_struct& regs) {
+  cpython::NativeThread thread{tid, regs.fs_base, regs.rip, regs.rsp};
+  thread.syscall = static_cast<int64_t>(regs.orig_rax);
+  thread.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+  return thread;
+}
+
+}  // namespace
+
+LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
+                                                                   std::chrono::milliseconds limit) {
+  std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit));
+  g_timed_out = 0;
+  g_traced_count = 0;
+  install_handlers();
+  if (auto stopped = process->stop_all(limit); !stopped) {
+    process->release();
+    return std::unexpected(stopped.error());
+  }
+  return process;
+}
+
+// Seizes every thread first (which does not stop it), then interrupts them all and waits for
+// each stop, so that the stopped time covers only the interrupts, the waits and what follows.
+LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
+  std::set<pid_t> seen;
+  bool first_round = true;
+  bool timer_armed = false;
+  // Threads started after the listing are found by the next one; a process that starts threads
+  // without end is given up on after a few rounds (the threads not stopped are only missing).
+  for (int round = 0; round < 5 && !g_timed_out; ++round) {
+    std::vector<pid_t> fresh;
+    for (pid_t tid : list_threads(pid_)) {
+      if (seen.insert(tid).second) fresh.push_back(tid);
+    }
+    if (fresh.empty() && !first_round) break;
+    if (fresh.empty()) return std::unexpected(describe_access_failure(pid_, ESRCH, "stop"));
+    std::vector<pid_t> seized;
+    for (pid_t tid : fresh) {
+      if (auto blocked = blocked_in_syscall(pid_, tid)) {
+        leave_in_syscall(std::move(*blocked));
+        continue;
+      }
+      const sig_atomic_t slot = g_traced_count;
+      if (static_cast<size_t>(slot) >= kMaxThreads) break;
+      g_traced[slot] = tid;
+      g_pending_signal[slot] = 0;
+      g_traced_count = slot + 1;
+      if (raw_ptrace(PTRACE_SEIZE, tid, 0) != 0) {
+        const int error = errno;
+        g_traced_count = slot;
+        if (error == ESRCH) continue;  // the thread ended meanwhile
+        return std::unexpected(describe_access_failure(pid_, error, "stop"));
+      }
+      seized.push_back(tid);
+    }
+    first_round = false;
+    if (!timer_armed && !seized.empty()) {
+      arm_timer(limit);
+      stopped_at_ = std::chrono::steady_clock::now();
+      timer_armed = true;
+    }
+    for (pid_t tid : seized) raw_ptrace(PTRACE_INTERRUPT, tid, 0);
+    for (pid_t tid : seized) {
+      int status = 0;
+      if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) continue;  // ended
+      // A stop for a signal the thread was getting (not our interrupt): the signal is given
+      // back when the thread is detached.
+      if ((status >> 16) == 0) {
+        for (sig_atomic_t i = 0; i < g_traced_count; ++i)
+          if (g_traced[i] == tid) g_pending_signal[i] = WSTOPSIG(status);
+      }
+      user_regs_struct regs{};
+      if (raw_ptrace(PTRACE_GETREGS, tid, reinterpret_cast<uintptr_t>(&regs)) == 0) {
+        // raw syscall: the data argument is where the kernel writes
+        threads_.push_back(thread_registers(tid, regs));
+        const user_regs_struct& r = regs;
+        dwarf_registers_.push_back({tid, {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
+                                          r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
+                                          r.rip}});
+        register_sets_.push_back({tid, regs});
+      }
+    }
+  }
+  const auto by_lwp = [](const auto& a, const auto& b) { return a.lwp < b.lwp; };
+  std::sort(left_in_syscall_.begin(), left_in_syscall_.end(),
+            [](const auto& a, const auto& b) { return a.registers.lwp < b.registers.lwp; });
+  std::sort(threads_.begin(), threads_.end(), by_lwp);
+  std::sort(dwarf_registers_.begin(), dwarf_registers_.end(), by_lwp);
+  std::sort(register_sets_.begin(), register_sets_.end(), by_lwp);
+  return {};
+}
+
+// What a snapshot and the unwinder are given of a thread left in its system call: the call and
+// its arguments in their registers, sp and pc; nothing else is known.
+void StoppedProcess::leave_in_syscall(BlockedThread thread) {
+  const cpython::NativeThread& known = thread.registers;
+  threads_.push_back(known);
+  DwarfRegisters dwarf{known.lwp, {}, true};
+  dwarf.dwarf[7] = known.sp;
+  dwarf.dwarf[16] = known.pc;
+  dwarf_registers_.push_back(dwarf);
+  user_regs_struct regs{};
+  regs.rip = known.pc;
+  regs.rsp = known.sp;
+  regs.orig_rax = static_cast<uint64_t>(known.syscall);
+  const auto& arguments = known.syscall_arguments;
+  regs.rdi = arguments[0];
+  regs.rsi = arguments[1];
+  regs.rdx = arguments[2];
+  regs.r10 = arguments[3];
+  regs.r8 = arguments[4];
+  regs.r9 = arguments[5];
+  register_sets_.push_back({known.lwp, regs});
+  left_in_syscall_.push_back(std::move(thread));
+}
+
+bool StoppedProcess::timed_out() const { return g_timed_out != 0; }
+
+LiveFailure StoppedProcess::timeout_failure() const {
+  return {LiveFailure::Kind::kStopTimeout,
+          fmt::format("process {} stayed stopped longer than {} ms (--max-stop); released it", pid_,
+                      limit_.count())};
+}
+
+std::vector<int64_t> StoppedProcess::moved() const {
+  std::vector<int64_t> lwps;
+  for (const BlockedThread& thread : left_in_syscall_)
+    if (!still_blocked(pid_, thread)) lwps.push_back(thread.registers.lwp);
+  return lwps;
+}
+
+std::chrono::nanoseconds StoppedProcess::release() {
+  if (released_) return stopped_for_;
+  released_ = true;
+  detach_all();
+  const bool was_stopped = stopped_at_ != std::chrono::steady_clock::time_point{};
+  if (was_stopped) stopped_for_ = std::chrono::steady_clock::now() - stopped_at_;
+  g_traced_count = 0;
+  disarm_timer();
+  restore_handlers();
+  return stopped_for_;
+}
+
+StoppedProcess::~StoppedProcess() { release(); }
+
+}  // namespace hangpy::coreanalyze

@@ -1,0 +1,67 @@
+#include "targets/thread_pointers.h"
+
+#include <array>
+#include <cstring>
+#include <optional>
+
+#include "cpython/address_space.h"
+
+namespace hangpy::coreanalyze {
+namespace {
+
+constexpr uint64_t kMaxTidOffset = 4096;  // struct pthread is about 2 KB in every glibc
+constexpr uint64_t kSelfOffset = 16;      // x86-64 tcbhead_t: tcb, dtv, self
+
+bool looks_like_thread_pointer(const cpython::AddressSpace& memory, uint64_t pointer) {
+  return pointer != 0 && cpython::read_value<uint64_t>(memory, pointer + kSelfOffset) == pointer;
+}
+
+std::optional<uint64_t> tid_offset_from_descriptor(const cpython::Target& target) {
+  auto descriptor = target.find_symbol("_thread_db_pthread_tid");
+  if (!descriptor) return std::nullopt;
+  auto fields = cpython::read_value<std::array<uint32_t, 3>>(target.memory(), *descriptor);
+  if (!fields || (*fields)[0] != 32 || (*fields)[1] != 1 || (*fields)[2] >= kMaxTidOffset)
+    return std::nullopt;
+  return (*fields)[2];
+}
+
+// The first offset where a thread with a known thread pointer keeps its LWP.
+std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace& memory,
+                                                     const std::vector<cpython::NativeThread>& threads) {
+  for (const cpython::NativeThread& thread : threads) {
+    if (thread.fs_base == 0 || !looks_like_thread_pointer(memory, thread.fs_base)) continue;
+    std::array<std::byte, kMaxTidOffset> block{};
+    if (!memory.read(thread.fs_base, block)) continue;
+    for (uint64_t offset = kSelfOffset + 8; offset + 4 <= block.size(); offset += 4) {
+      int32_t value = 0;
+      std::memcpy(&value, block.data() + offset, sizeof value);
+      if (value == thread.lwp) return offset;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
+                          std::vector<cpython::NativeThread>& threads) {
+  bool some_missing = false;
+  for (const cpython::NativeThread& thread : threads) some_missing |= thread.fs_base == 0;
+  if (!some_missing || candidates.empty()) return;
+  const cpython::AddressSpace& memory = target.memory();
+  std::optional<uint64_t> offset = tid_offset_from_descriptor(target);
+  if (!offset) offset = tid_offset_from_known_thread(memory, threads);
+  if (!offset) return;
+  for (cpython::NativeThread& thread : threads) {
+    if (thread.fs_base != 0) continue;
+    for (uint64_t candidate : candidates) {
+      if (cpython::read_value<int32_t>(memory, candidate + *offset) == thread.lwp &&
+          looks_like_thread_pointer(memory, candidate)) {
+        thread.fs_base = candidate;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace hangpy::coreanalyze
