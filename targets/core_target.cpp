@@ -14,6 +14,7 @@
 
 #include "targets/core_file.h"
 #include "targets/module_recovery.h"
+#include "targets/module_table.h"
 #include "targets/proc_maps.h"
 #include "targets/recording_target.h"
 #include "symbols/elf_file.h"
@@ -36,11 +37,7 @@ struct SavedHeader {
 };
 
 // One file the core's NT_FILE note maps, possibly in several pieces.
-struct Module {
-  std::string recorded_path;
-  uint64_t start = 0;
-  uint64_t end = 0;
-  std::optional<uint64_t> header_address;    // where file offset 0 is mapped
+struct Module : ModuleSpan {
   std::optional<SavedHeader> saved_header;   // absent when the core holds no ELF header there
   std::optional<std::string> override_path;  // --exe, for the executable
   // The file found on this machine, looked up on first need (ModuleFiles::file).
@@ -251,6 +248,15 @@ class CoreMemory final : public cpython::AddressSpace {
 };
 
 class CoreTargetImpl final : public CoreTarget {
+  // The two ways into a module that the module table's lookups take (defined first: their
+  // return types are deduced).
+  auto file_of() const {
+    return [this](const Module& module) { return files_.file(module); };
+  }
+  auto bias_of() const {
+    return [this](const Module& module) { return load_bias(module); };
+  }
+
  public:
   // `executable_start`: where the executable's ELF header is mapped, when module recovery found
   // it (a core without NT_FILE).
@@ -263,7 +269,7 @@ class CoreTargetImpl final : public CoreTarget {
         files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_) {
     collect_modules();
     find_executable();
-    search_order_ = symbol_search_order();
+    table_.set_executable(executable_);
     if (!snapshot_) check_module_files(options);
     memory_ = std::make_unique<CoreMemory>(*core_, files_, sorted_mappings());
     fill_process_info();
@@ -287,30 +293,17 @@ class CoreTargetImpl final : public CoreTarget {
   }
   std::vector<std::string> opened_files() const override {
     std::vector<std::string> paths;
-    for (const Module& module : modules_)
+    for (const Module& module : table_.modules())
       if (module.file) paths.push_back(module.file->path());
     return paths;
   }
 
   std::optional<std::string> module_file(const std::string& recorded_path) const override {
-    for (const Module& module : modules_) {
-      if (module.recorded_path != recorded_path) continue;
-      const symbols::ElfFile* file = files_.file(module);
-      return file ? std::optional<std::string>(file->path()) : std::nullopt;
-    }
-    return std::nullopt;
+    return table_.module_file(recorded_path, file_of());
   }
 
   std::optional<std::string> function_at(uint64_t pc) const override {
-    for (const Module& module : modules_) {
-      if (pc < module.start || pc >= module.end) continue;
-      const symbols::ElfFile* file = files_.file(module);
-      if (file == nullptr) return std::nullopt;
-      auto symbol = file->symbol_at(pc - load_bias(module));
-      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
-      return std::string(symbol->name);
-    }
-    return std::nullopt;
+    return table_.function_at(pc, file_of(), bias_of());
   }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
@@ -320,14 +313,7 @@ class CoreTargetImpl final : public CoreTarget {
       if (it != recorded->end()) return it->second;
       return std::nullopt;
     }
-    for (const Module* module : search_order_) {
-      const symbols::ElfFile* file = files_.file(*module);
-      if (file == nullptr) continue;
-      auto symbol = file->find_symbol(name);
-      // A TLS symbol's value is an offset in the thread's block, not an address.
-      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(*module);
-    }
-    return std::nullopt;
+    return table_.find_symbol(name, file_of(), bias_of());
   }
 
   std::optional<uint64_t> find_section(std::string_view name) const override {
@@ -336,12 +322,7 @@ class CoreTargetImpl final : public CoreTarget {
       if (it != recorded->end()) return it->second;
       return std::nullopt;
     }
-    for (const Module* module : search_order_) {
-      const symbols::ElfFile* file = files_.file(*module);
-      if (file == nullptr) continue;
-      if (auto address = file->section_address(name)) return *address + load_bias(*module);
-    }
-    return std::nullopt;
+    return table_.find_section(name, file_of(), bias_of());
   }
 
   std::vector<cpython::NativeThread> threads() const override {
@@ -366,7 +347,7 @@ class CoreTargetImpl final : public CoreTarget {
 
   std::vector<cpython::MappedModule> modules() const override {
     std::vector<cpython::MappedModule> result;
-    for (const Module& module : modules_) {
+    for (const Module& module : table_.modules()) {
       // A snapshot keeps the mappings of the modules only, and no load biases.
       if (snapshot_) {
         result.push_back({module.recorded_path, module.start, module.end, 0});
@@ -386,7 +367,6 @@ class CoreTargetImpl final : public CoreTarget {
   uint64_t load_bias(const Module& module) const;
   void fill_process_info();
   std::vector<std::pair<const FileMapping*, const Module*>> sorted_mappings() const;
-  std::vector<const Module*> symbol_search_order() const;
 
   std::unique_ptr<CoreFile> core_;
   const std::optional<uint64_t> recovered_executable_start_;
@@ -394,32 +374,19 @@ class CoreTargetImpl final : public CoreTarget {
   mutable std::vector<std::string> warnings_;  // ModuleFiles adds to it as files are opened
   std::optional<std::string> missing_files_message_;
   ModuleFiles files_;
-  std::vector<Module> modules_;
+  ModuleTable<Module> table_;
   std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
-  std::optional<size_t> executable_;       // index into modules_
-  std::vector<const Module*> search_order_;
+  std::optional<size_t> executable_;       // index into table_.modules()
   std::unique_ptr<CoreMemory> memory_;
   ProcessInfo process_;
 };
 
 void CoreTargetImpl::collect_modules() {
-  std::unordered_map<std::string, size_t> index_by_path;
   for (const FileMapping& mapping : core_->file_mappings()) {
-    auto [it, inserted] = index_by_path.try_emplace(mapping.path, modules_.size());
-    if (inserted) {
-      modules_.push_back(Module{});
-      modules_.back().recorded_path = mapping.path;
-      modules_.back().start = mapping.start;
-    }
-    Module& module = modules_[it->second];
-    module.start = std::min(module.start, mapping.start);
-    module.end = std::max(module.end, mapping.end);
-    if (mapping.file_offset == 0 && !module.header_address) {
-      module.header_address = mapping.start;
-    }
-    module_of_mapping_.push_back(it->second);
+    module_of_mapping_.push_back(
+        table_.add_mapping(mapping.path, mapping.start, mapping.end, mapping.file_offset));
   }
-  for (Module& module : modules_) read_saved_header(module);
+  for (Module& module : table_.modules()) read_saved_header(module);
 }
 
 // The ELF header, program headers and build-id note normally fit in the first page; only when
@@ -448,31 +415,31 @@ void CoreTargetImpl::read_saved_header(Module& module) const {
 
 void CoreTargetImpl::find_executable() {
   if (recovered_executable_start_) {
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      if (modules_[i].header_address == recovered_executable_start_) {
+    for (size_t i = 0; i < table_.modules().size(); ++i) {
+      if (table_.modules()[i].header_address == recovered_executable_start_) {
         executable_ = i;
         return;
       }
     }
   }
   if (auto entry = core_->auxv_value(AT_ENTRY)) {
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      if (*entry >= modules_[i].start && *entry < modules_[i].end) {
+    for (size_t i = 0; i < table_.modules().size(); ++i) {
+      if (*entry >= table_.modules()[i].start && *entry < table_.modules()[i].end) {
         executable_ = i;
         return;
       }
     }
   }
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    if (core_->execfn() && modules_[i].recorded_path == *core_->execfn()) {
+  for (size_t i = 0; i < table_.modules().size(); ++i) {
+    if (core_->execfn() && table_.modules()[i].recorded_path == *core_->execfn()) {
       executable_ = i;
       return;
     }
   }
   // pr_fname is the executable's base name cut to 15 characters.
   if (core_->command().empty()) return;
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    const std::string base = symbols::base_name(modules_[i].recorded_path);
+  for (size_t i = 0; i < table_.modules().size(); ++i) {
+    const std::string base = symbols::base_name(table_.modules()[i].recorded_path);
     if (base.starts_with(core_->command())) {
       executable_ = i;
       return;
@@ -485,24 +452,24 @@ void CoreTargetImpl::find_executable() {
 void CoreTargetImpl::check_module_files(const CoreOptions& options) {
   if (options.executable) {
     if (executable_) {
-      modules_[*executable_].override_path = options.executable;
+      table_.modules()[*executable_].override_path = options.executable;
     } else {
       warnings_.push_back(fmt::format(
           "cannot tell which mapped file is the executable; {} is not used", *options.executable));
     }
-  } else if (options.executable_hint && executable_ && !files_.exists(modules_[*executable_]) &&
+  } else if (options.executable_hint && executable_ && !files_.exists(table_.modules()[*executable_]) &&
              access(options.executable_hint->c_str(), R_OK) == 0) {
     // The core's own path for the executable finds nothing; the one its wrapper recorded does.
-    modules_[*executable_].override_path = options.executable_hint;
-    modules_[*executable_].looked_up = false;  // exists() marked it missing
+    table_.modules()[*executable_].override_path = options.executable_hint;
+    table_.modules()[*executable_].looked_up = false;  // exists() marked it missing
   }
   std::vector<std::string> missing;
-  for (const Module& module : modules_) {
+  for (const Module& module : table_.modules()) {
     if (files_.exists(module)) continue;
     const std::string path = lookup_path(module);
     if (module.saved_header || looks_like_binary(path)) missing.push_back(path);
   }
-  if (executable_) files_.file(modules_[*executable_]);
+  if (executable_) files_.file(table_.modules()[*executable_]);
   // One line for every missing file, so that a core from another machine warns once.
   if (!missing.empty()) {
     std::string list = missing.front();
@@ -538,19 +505,11 @@ std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted
   std::vector<std::pair<const FileMapping*, const Module*>> result;
   const auto& mappings = core_->file_mappings();
   for (size_t i = 0; i < mappings.size(); ++i) {
-    result.emplace_back(&mappings[i], &modules_[module_of_mapping_[i]]);
+    result.emplace_back(&mappings[i], &table_.modules()[module_of_mapping_[i]]);
   }
   std::sort(result.begin(), result.end(),
             [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
   return result;
-}
-
-std::vector<const Module*> CoreTargetImpl::symbol_search_order() const {
-  std::vector<std::string> paths;
-  for (const Module& module : modules_) paths.push_back(module.recorded_path);
-  std::vector<const Module*> order;
-  for (size_t i : symbols::symbol_search_order(paths, executable_)) order.push_back(&modules_[i]);
-  return order;
 }
 
 void CoreTargetImpl::fill_process_info() {
@@ -568,7 +527,7 @@ void CoreTargetImpl::fill_process_info() {
     process_.signal = threads.front().current_signal;
   }
   if (executable_) {
-    process_.executable = modules_[*executable_].recorded_path;
+    process_.executable = table_.modules()[*executable_].recorded_path;
   } else if (core_->execfn()) {
     process_.executable = *core_->execfn();
   }

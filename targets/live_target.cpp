@@ -19,6 +19,7 @@
 
 #include "base/parse_number.h"
 #include "targets/blocked_threads.h"
+#include "targets/module_table.h"
 #include "targets/proc_file.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -61,12 +62,7 @@ std::vector<MapsLine> parse_maps(const std::string& text) {
 }
 
 // A file mapped by the process, possibly in several pieces.
-struct Module {
-  std::string recorded_path;  // as /proc/PID/maps shows it
-  uint64_t start = 0;
-  uint64_t end = 0;
-  std::optional<uint64_t> header_address;  // where file offset 0 is mapped
-  uint64_t header_mapping_end = 0;         // end of that mapping (its /proc/PID/map_files name)
+struct Module : ModuleSpan {
   std::optional<std::string> build_id;     // from the ELF header in the process's memory
   std::vector<symbols::LoadSegment> load_segments;
   bool elf_in_memory = false;
@@ -215,6 +211,15 @@ cpython::NativeThread thread_from_syscall_file(int pid, int64_t lwp) {
 }
 
 class LiveTargetImpl final : public LiveTarget {
+  // The two ways into a module that the module table's lookups take (defined first: their
+  // return types are deduced).
+  auto file_of() const {
+    return [this](const Module& module) { return file_of(module); };
+  }
+  auto bias_of() const {
+    return [this](const Module& module) { return load_bias(module); };
+  }
+
  public:
   LiveTargetImpl(int pid, std::vector<MapsLine> maps)
       : pid_(pid),
@@ -225,10 +230,8 @@ class LiveTargetImpl final : public LiveTarget {
     collect_modules();
     fill_process_info();
     find_executable();
-    std::vector<std::string> paths;
-    for (const Module& module : modules_) paths.push_back(module.recorded_path);
-    search_order_ = symbols::symbol_search_order(paths, executable_);
-    if (executable_) process_.executable = modules_[*executable_].recorded_path;
+    table_.set_executable(executable_);
+    if (executable_) process_.executable = table_.modules()[*executable_].recorded_path;
   }
 
   const cpython::AddressSpace& memory() const override { return memory_; }
@@ -241,43 +244,19 @@ class LiveTargetImpl final : public LiveTarget {
   void refresh_memory() override { memory_.refresh(); }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
-    for (size_t i : search_order_) {
-      const symbols::ElfFile* file = file_of(modules_[i]);
-      if (file == nullptr) continue;
-      auto symbol = file->find_symbol(name);
-      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(modules_[i]);
-    }
-    return std::nullopt;
+    return table_.find_symbol(name, file_of(), bias_of());
   }
 
   std::optional<uint64_t> find_section(std::string_view name) const override {
-    for (size_t i : search_order_) {
-      const symbols::ElfFile* file = file_of(modules_[i]);
-      if (file == nullptr) continue;
-      if (auto address = file->section_address(name)) return *address + load_bias(modules_[i]);
-    }
-    return std::nullopt;
+    return table_.find_section(name, file_of(), bias_of());
   }
 
   std::optional<std::string> function_at(uint64_t pc) const override {
-    for (const Module& module : modules_) {
-      if (pc < module.start || pc >= module.end) continue;
-      const symbols::ElfFile* file = file_of(module);
-      if (file == nullptr) return std::nullopt;
-      auto symbol = file->symbol_at(pc - load_bias(module));
-      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
-      return std::string(symbol->name);
-    }
-    return std::nullopt;
+    return table_.function_at(pc, file_of(), bias_of());
   }
 
   std::optional<std::string> module_file(const std::string& recorded_path) const override {
-    for (const Module& module : modules_) {
-      if (module.recorded_path != recorded_path) continue;
-      const symbols::ElfFile* file = file_of(module);
-      return file ? std::optional<std::string>(file->path()) : std::nullopt;
-    }
-    return std::nullopt;
+    return table_.module_file(recorded_path, file_of());
   }
 
   std::optional<cpython::MemoryRange> vdso() const override {
@@ -295,7 +274,7 @@ class LiveTargetImpl final : public LiveTarget {
 
   std::vector<cpython::MappedModule> modules() const override {
     std::vector<cpython::MappedModule> result;
-    for (const Module& module : modules_) {
+    for (const Module& module : table_.modules()) {
       if (module.elf_in_memory) {
         result.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
       }
@@ -330,9 +309,8 @@ class LiveTargetImpl final : public LiveTarget {
   const uint64_t page_size_;
   LiveMemory memory_;
   const symbols::PathResolver resolver_;
-  std::vector<Module> modules_;
-  std::optional<size_t> executable_;
-  std::vector<size_t> search_order_;
+  ModuleTable<Module> table_;
+  std::optional<size_t> executable_;  // index into table_.modules()
   cpython::ProcessInfo process_;
   mutable std::vector<std::string> warnings_;
   mutable std::mutex files_mutex_;
@@ -340,24 +318,11 @@ class LiveTargetImpl final : public LiveTarget {
 };
 
 void LiveTargetImpl::collect_modules() {
-  std::unordered_map<std::string, size_t> index_by_path;
   for (const MapsLine& line : maps_) {
     if (!line.path.starts_with("/")) continue;  // anonymous, [heap], [vdso]...
-    auto [it, inserted] = index_by_path.try_emplace(line.path, modules_.size());
-    if (inserted) {
-      modules_.push_back(Module{});
-      modules_.back().recorded_path = line.path;
-      modules_.back().start = line.start;
-    }
-    Module& module = modules_[it->second];
-    module.start = std::min(module.start, line.start);
-    module.end = std::max(module.end, line.end);
-    if (line.offset == 0 && !module.header_address) {
-      module.header_address = line.start;
-      module.header_mapping_end = line.end;
-    }
+    table_.add_mapping(line.path, line.start, line.end, line.offset);
   }
-  for (Module& module : modules_) read_header(module);
+  for (Module& module : table_.modules()) read_header(module);
 }
 
 // The ELF header and program headers the process has mapped at the module's start: the process's
@@ -414,8 +379,8 @@ void LiveTargetImpl::find_executable() {
       readlink(fmt::format("/proc/{}/exe", pid_).c_str(), buffer, sizeof buffer - 1);
   if (length <= 0) return;
   const std::string exe(buffer, static_cast<size_t>(length));
-  for (size_t i = 0; i < modules_.size(); ++i) {
-    if (modules_[i].recorded_path == exe) {
+  for (size_t i = 0; i < table_.modules().size(); ++i) {
+    if (table_.modules()[i].recorded_path == exe) {
       executable_ = i;
       return;
     }

@@ -1,0 +1,120 @@
+// The files a process maps, one module per file however many pieces it is mapped in. Both
+// targets group their mappings (a core's NT_FILE note, /proc/PID/maps) into this table once and
+// answer the symbol questions through it (function_at, module_file, find_symbol, find_section);
+// what differs between them is how a module's file is found and its load bias read, which they
+// pass in.
+#pragma once
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "symbols/elf_file.h"
+#include "symbols/module_placement.h"
+
+namespace hangpy::coreanalyze {
+
+// Where one mapped file lies; a target's own module type derives from it and adds what it
+// learns of the file (its saved ELF header, the file found on this machine).
+struct ModuleSpan {
+  std::string recorded_path;  // as the core or /proc/PID/maps names it
+  uint64_t start = 0;         // the lowest start of its pieces
+  uint64_t end = 0;           // the highest end of its pieces
+  std::optional<uint64_t> header_address;  // where file offset 0 is mapped
+  uint64_t header_mapping_end = 0;         // the end of that piece
+};
+
+// `Module` derives from ModuleSpan. The lookups take the target's two ways into a module:
+//   file_of(const Module&) -> const symbols::ElfFile*   (nullptr when there is none)
+//   load_bias(const Module&) -> uint64_t
+template <typename Module>
+class ModuleTable {
+ public:
+  // Adds one mapped piece of `path`; pieces of one path make one module. Returns its index.
+  size_t add_mapping(const std::string& path, uint64_t start, uint64_t end, uint64_t file_offset) {
+    auto [it, inserted] = index_by_path_.try_emplace(path, modules_.size());
+    if (inserted) {
+      modules_.push_back(Module{});
+      modules_.back().recorded_path = path;
+      modules_.back().start = start;
+    }
+    Module& module = modules_[it->second];
+    module.start = std::min(module.start, start);
+    module.end = std::max(module.end, end);
+    if (file_offset == 0 && !module.header_address) {
+      module.header_address = start;
+      module.header_mapping_end = end;
+    }
+    return it->second;
+  }
+
+  std::vector<Module>& modules() { return modules_; }
+  const std::vector<Module>& modules() const { return modules_; }
+
+  // The order symbols are looked up in: the executable first, then libpython, then the rest.
+  void set_executable(std::optional<size_t> executable) {
+    std::vector<std::string> paths;
+    for (const Module& module : modules_) paths.push_back(module.recorded_path);
+    search_order_ = symbols::symbol_search_order(paths, executable);
+  }
+  const std::vector<size_t>& search_order() const { return search_order_; }
+
+  // The function whose symbol (.symtab or .dynsym of the module mapped there) holds `pc`.
+  template <typename FileOf, typename LoadBias>
+  std::optional<std::string> function_at(uint64_t pc, FileOf file_of, LoadBias load_bias) const {
+    for (const Module& module : modules_) {
+      if (pc < module.start || pc >= module.end) continue;
+      const symbols::ElfFile* file = file_of(module);
+      if (file == nullptr) return std::nullopt;
+      auto symbol = file->symbol_at(pc - load_bias(module));
+      if (!symbol || symbol->type != STT_FUNC) return std::nullopt;
+      return std::string(symbol->name);
+    }
+    return std::nullopt;
+  }
+
+  // The host path of the file behind the module recorded at `recorded_path`.
+  template <typename FileOf>
+  std::optional<std::string> module_file(const std::string& recorded_path, FileOf file_of) const {
+    auto it = index_by_path_.find(recorded_path);
+    if (it == index_by_path_.end()) return std::nullopt;
+    const symbols::ElfFile* file = file_of(modules_[it->second]);
+    return file ? std::optional<std::string>(file->path()) : std::nullopt;
+  }
+
+  // A symbol's address in the first module of the search order that defines it.
+  template <typename FileOf, typename LoadBias>
+  std::optional<uint64_t> find_symbol(std::string_view name, FileOf file_of, LoadBias load_bias) const {
+    for (size_t i : search_order_) {
+      const symbols::ElfFile* file = file_of(modules_[i]);
+      if (file == nullptr) continue;
+      auto symbol = file->find_symbol(name);
+      // A TLS symbol's value is an offset in the thread's block, not an address.
+      if (symbol && symbol->type != STT_TLS) return symbol->value + load_bias(modules_[i]);
+    }
+    return std::nullopt;
+  }
+
+  template <typename FileOf, typename LoadBias>
+  std::optional<uint64_t> find_section(std::string_view name, FileOf file_of, LoadBias load_bias) const {
+    for (size_t i : search_order_) {
+      const symbols::ElfFile* file = file_of(modules_[i]);
+      if (file == nullptr) continue;
+      if (auto address = file->section_address(name)) return *address + load_bias(modules_[i]);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<Module> modules_;
+  std::unordered_map<std::string, size_t> index_by_path_;
+  std::vector<size_t> search_order_;
+};
+
+}  // namespace hangpy::coreanalyze
