@@ -16,7 +16,7 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
   why.pid = facts.pid;
   why.function_at = facts.function_at;
   details.diagnosis = diagnosis::diagnose(why);
-  if (request.tasks) details.tasks = cpython::read_asyncio_tasks(target, stacks, request.task_options);
+  if (request.tasks) details.tasks = diagnosis::diagnose_tasks(cpython::read_asyncio_tasks(target, stacks, request.task_options));
   if (native && request.call_notes && stacks.layout)
     details.call_notes = report::find_call_notes(memory, *stacks.layout, *native);
   return details;

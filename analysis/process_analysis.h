@@ -16,6 +16,7 @@
 #include "cpython/asyncio_tasks.h"
 #include "cpython/target.h"
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/task_waits.h"
 #include "report/builtin_calls_report.h"
 #include "report/locals_report.h"
 #include "report/native_report.h"
@@ -42,7 +43,7 @@ struct TargetFacts {
 struct Details {
   std::optional<report::LocalsByFrame> locals;
   diagnosis::ProcessDiagnosis diagnosis;
-  std::optional<cpython::AsyncioTasks> tasks;
+  std::optional<diagnosis::TaskForest> tasks;
   std::optional<report::CallNotes> call_notes;
 };
 

@@ -5,7 +5,7 @@
 
 #include "analysis/process_analysis.h"
 #include "coreanalyze/command_line.h"
-#include "cpython/asyncio_tasks.h"
+#include "diagnosis/task_waits.h"
 #include "cpython/stacks.h"
 #include "diagnosis/diagnosis.h"
 #include "report/builtin_calls_report.h"
@@ -21,7 +21,7 @@ struct Findings {
   const report::LocalsByFrame* locals = nullptr;     // --locals
   const report::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
   const diagnosis::ProcessDiagnosis* diagnosis = nullptr;
-  const cpython::AsyncioTasks* tasks = nullptr;       // unless --no-tasks
+  const diagnosis::TaskForest* tasks = nullptr;       // unless --no-tasks
 };
 
 nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,

@@ -1,8 +1,9 @@
 // asyncio's tasks (issue 12): every task of every event loop, the coroutine chain it is suspended
-// in, what it waits for and who waits for it. A hung asyncio service shows one idle thread; the
-// stuck work is in tasks no thread runs, which only their objects tell. Read from the registries
-// asyncio keeps (asyncio.tasks' task sets; from 3.14 the per-thread task lists of the C module),
-// with the layout table's asyncio fields, through the same frame decoder as thread stacks.
+// in and the objects it awaits. A hung asyncio service shows one idle thread; the stuck work is in
+// tasks no thread runs, which only their objects tell. Read from the registries asyncio keeps
+// (asyncio.tasks' task sets; from 3.14 the per-thread task lists of the C module), with the layout
+// table's asyncio fields, through the same frame decoder as thread stacks. What the waits mean,
+// who waits for whom and the cycles among them is the diagnosis's (diagnosis/task_waits.h).
 #pragma once
 
 #include <cstdint>
@@ -16,26 +17,40 @@
 namespace hangpy::cpython {
 
 enum class TaskState { kPending, kRunning, kDone, kCancelled };
+std::string_view task_state_name(TaskState state);  // "pending", "running", "done", "cancelled"
 
-// What a task's innermost coroutine waits for, as far as its objects tell.
-enum class AwaitKind {
-  kNone,       // not suspended on anything (running, done, or not started)
-  kTask,       // another task (awaited_tasks holds it)
-  kFuture,     // a plain Future
-  kGather,     // asyncio.gather's future (awaited_tasks: its children)
-  kTaskGroup,  // a TaskGroup's end (awaited_tasks: its tasks)
-  kSleep,      // asyncio.sleep
-  kLock,       // asyncio.Lock (awaited_tasks: the task holding it, where one is found)
-  kEvent,
-  kCondition,
-  kSemaphore,
-  kQueue,
-  kExecutor,   // loop.run_in_executor: a thread runs the function (executor_thread)
-  kOther,      // something else: awaited_type names it
+// Where a suspended task's innermost coroutine waits, when it is asyncio's own code: what the
+// reader looks at more closely there.
+enum class AwaitSite {
+  kElsewhere,
+  kSleep,       // asyncio.sleep
+  kLocks,       // asyncio/locks.py: Lock, Event, Condition, Semaphore
+  kQueues,      // asyncio/queues.py
+  kTaskGroup,   // asyncio/taskgroups.py: the end of an `async with TaskGroup()`
 };
 
-std::string_view await_kind_name(AwaitKind kind);  // "task", "future", "gather", ...
-std::string_view task_state_name(TaskState state);  // "pending", "running", "done", "cancelled"
+// What a suspended task awaits, as its objects say. What that means (which kind of wait, on which
+// tasks, in which cycle) is the diagnosis's: diagnosis/task_waits.h.
+struct Awaited {
+  uint64_t object = 0;         // the Future or Task fut_waiter (or the end of the await chain) names
+  std::string type;            // its type name
+  bool is_task = false;
+  std::string task_name;       // when it is a task: its name ("Task at 0x..." when it has none)
+  size_t callbacks = 0;        // how many callbacks it has: who else waits for it
+  AwaitSite site = AwaitSite::kElsewhere;
+  std::string site_function;   // the innermost coroutine's function (kLocks, kQueues)
+  std::string self_type;       // the type of its `self` (kLocks, kQueues): "Lock", "Queue", ...
+  std::vector<uint64_t> member_tasks;  // a gather's children, a TaskGroup's tasks
+  // asyncio.Lock records no owner: the tasks whose coroutine frames hold the lock on their value
+  // stack (`async with lock:` keeps lock.__aexit__ there until the block ends).
+  std::vector<uint64_t> lock_holders;
+  std::optional<std::string> sleep_delay;  // asyncio.sleep: the repr of its delay
+  std::optional<double> sleep_due_in;      // seconds left (live processes)
+  // loop.run_in_executor: chained to a concurrent.futures.Future, which this thread runs.
+  bool executor = false;
+  std::optional<uint64_t> executor_thread;
+  std::optional<std::string> executor_thread_name;
+};
 
 struct AsyncTask {
   uint64_t address = 0;
@@ -43,13 +58,10 @@ struct AsyncTask {
   TaskState state = TaskState::kPending;
   std::optional<uint64_t> thread_id;  // the thread running it (state kRunning), where found
   std::vector<PythonFrame> coroutine_stack;  // innermost first
-  AwaitKind awaits = AwaitKind::kNone;
-  uint64_t awaited_object = 0;  // the Future (or Task) the task's fut_waiter names
-  std::string awaited_type;     // its type name
-  std::vector<uint64_t> awaited_tasks;
-  std::optional<uint64_t> executor_thread;  // kExecutor: the thread running the function
-  std::string detail;  // one line: "Future pending, 1 callback", "asyncio.sleep(3600)", ...
-  std::vector<uint64_t> awaited_by;  // tasks waiting for this one (await, gather, TaskGroup)
+  std::optional<Awaited> awaited;            // a suspended task's
+  // The tasks whose TaskGroup this task belongs to (the group's _on_task_done is among the
+  // task's callbacks): they await it from the moment it exists.
+  std::vector<uint64_t> group_parents;
   std::optional<Error> error;        // why the chain or the state could not be read in full
 };
 
@@ -59,9 +71,7 @@ struct AsyncioTasks {
   // fields for this version (2.7, 3.6, the free-threaded builds).
   std::optional<std::string> unsupported;
   size_t total = 0;       // tasks found (tasks.size() unless the cap cut the list)
-  std::vector<AsyncTask> tasks;
-  // Tasks waiting for each other in a ring (await, gather, lock held): each a deadlock.
-  std::vector<std::vector<uint64_t>> cycles;
+  std::vector<AsyncTask> tasks;  // by name
   std::vector<std::string> warnings;
   // Where the task lists' offsets came from: "compiled table", or (3.14 on) the _asyncio module's
   // own debug offsets, "section .AsyncioDebug".

@@ -460,6 +460,12 @@ const char* wait_kind_name(WaitKind kind) {
     case WaitKind::kCollective: return "collective";
     case WaitKind::kGarbageCollection: return "garbage_collection";
     case WaitKind::kSyscall: return "syscall";
+    case WaitKind::kTask: return "task";
+    case WaitKind::kFuture: return "future";
+    case WaitKind::kGather: return "gather";
+    case WaitKind::kTaskGroup: return "taskgroup";
+    case WaitKind::kExecutor: return "executor";
+    case WaitKind::kOther: return "other";
     case WaitKind::kUnknown: break;
   }
   return "unknown";

@@ -46,6 +46,14 @@ enum class WaitKind {
   kCollective,       // a torch distributed collective (c10d/gloo/NCCL frames)
   kGarbageCollection,
   kSyscall,          // some other system call
+  // What only asyncio tasks wait for (diagnosis/task_waits.h); a task's asyncio.Lock, Event,
+  // Condition, Semaphore, Queue and sleep are the kinds above.
+  kTask,             // another task
+  kFuture,           // a plain Future
+  kGather,           // asyncio.gather's future (its children)
+  kTaskGroup,        // the end of a TaskGroup (its tasks)
+  kExecutor,         // loop.run_in_executor: a thread runs the function
+  kOther,            // something named, of no kind above
   kUnknown,
 };
 const char* wait_kind_name(WaitKind kind);

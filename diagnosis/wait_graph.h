@@ -1,5 +1,6 @@
-// The wait-for graph of a process's threads and its cycles (deadlocks). Pure: nodes are thread
-// indexes, each thread waits for at most one other (the owner of what it is blocked on).
+// The wait-for graph and its cycles (deadlocks), for threads and asyncio tasks alike. Pure: nodes
+// are indexes; an edge i -> j says that i waits for j (the owner of the lock a thread is blocked
+// on; the task a task awaits, the children of its gather, the holder of its asyncio.Lock).
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,17 @@
 
 namespace hangpy::diagnosis {
 
-// `waits_for[i]`: the thread that thread i waits for, if known. Returns every cycle once, each
-// starting at its smallest index and listed in wait order (i waits for the next, the last for the
-// first), cycles ordered by their first index. A thread that waits for itself is a cycle of one.
+// Bounds on the search: a graph read from a damaged process may be large and dense.
+inline constexpr size_t kMaxCycleLength = 256;
+inline constexpr size_t kMaxCyclesReported = 64;
+
+// `waits_for[i]`: the nodes node i waits for. Returns every cycle once (up to the bounds), each
+// starting at its smallest node and listed in wait order (each waits for the next, the last for
+// the first), cycles in lexicographic order. A node that waits for itself is a cycle of one.
+// Edges to nodes out of range are ignored.
+std::vector<std::vector<size_t>> find_wait_cycles(const std::vector<std::vector<size_t>>& waits_for);
+
+// The same for a graph in which each node waits for at most one other (threads).
 std::vector<std::vector<size_t>> find_wait_cycles(const std::vector<std::optional<size_t>>& waits_for);
 
 }  // namespace hangpy::diagnosis

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)report::format_process(stacks, nullptr, report::TextStyle{}, &found.details.diagnosis);
   input.process = (*target)->process();
   (void)report::format_process_labels(input.process, input.environment, &stacks);
-  const cpython::AsyncioTasks& tasks = *found.details.tasks;
+  const diagnosis::TaskForest& tasks = *found.details.tasks;
   (void)report::format_asyncio_tasks(tasks, stacks);
   nlohmann::json document = report::process_document(input, stacks);
   report::add_asyncio_tasks(document, tasks);

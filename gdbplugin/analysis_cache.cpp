@@ -77,7 +77,7 @@ const Analysis& Session::analysis() {
   return *analysis_;
 }
 
-const cpython::AsyncioTasks& Session::asyncio_tasks() {
+const diagnosis::TaskForest& Session::asyncio_tasks() {
   const Analysis& current = analysis();
   if (!tasks_) {
     cpython::AsyncioOptions options;
@@ -95,7 +95,7 @@ const cpython::AsyncioTasks& Session::asyncio_tasks() {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw PythonErrorSet();
     }
-    tasks_ = std::move(tasks);
+    tasks_ = diagnosis::diagnose_tasks(std::move(tasks));
   }
   return *tasks_;
 }

@@ -12,6 +12,7 @@
 
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
+#include "diagnosis/task_waits.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/gdb_target.h"
 #include "report/source_reader.h"
@@ -43,7 +44,7 @@ class Session {
   // asyncio's tasks at this stop (py-tasks), read on first use and kept with the analysis.
   // Throws as analysis() does; a Ctrl-C during the read throws the analysis away too (its
   // memory then refuses every read).
-  const cpython::AsyncioTasks& asyncio_tasks();
+  const diagnosis::TaskForest& asyncio_tasks();
   // The selected thread and its Python thread. Throws UserError when gdb has no thread.
   ThreadContext current_thread();
 
@@ -62,7 +63,7 @@ class Session {
 
  private:
   std::optional<Analysis> analysis_;
-  std::optional<cpython::AsyncioTasks> tasks_;  // of analysis_, once read
+  std::optional<diagnosis::TaskForest> tasks_;  // of analysis_, once read
   InferiorId analyzed_inferior_;
   std::map<int64_t, size_t> selected_frames_;
   report::FileSourceReader sources_;

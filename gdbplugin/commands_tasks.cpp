@@ -22,8 +22,8 @@ void py_tasks(std::string_view argument) {
                           stacks.version.text()));
     return;
   }
-  const cpython::AsyncioTasks& tasks = session.asyncio_tasks();
-  if (!tasks.imported) {
+  const diagnosis::TaskForest& tasks = session.asyncio_tasks();
+  if (!tasks.tasks.imported) {
     gdb_write("no asyncio tasks: the process has not imported asyncio\n");
     return;
   }

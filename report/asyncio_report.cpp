@@ -11,7 +11,6 @@ namespace hangpy::report {
 namespace {
 
 using cpython::AsyncTask;
-using cpython::AwaitKind;
 using cpython::TaskState;
 
 std::string hex(uint64_t address) { return fmt::format("0x{:x}", address); }
@@ -30,16 +29,21 @@ std::string thread_text(uint64_t thread_id, const cpython::ProcessStacks& stacks
 }
 
 // "pending, awaiting Future pending, 1 callback" / "running on thread 1 "MainThread"".
-std::string status(const AsyncTask& task, const cpython::ProcessStacks& stacks) {
+std::string status(const AsyncTask& task, const diagnosis::TaskWait& wait,
+                   const cpython::ProcessStacks& stacks) {
   std::string text(cpython::task_state_name(task.state));
   if (task.thread_id) text += " on " + thread_text(*task.thread_id, stacks);
-  if (task.awaits != AwaitKind::kNone) text += ", awaiting " + task.detail;
+  if (wait.kind) text += ", awaiting " + wait.detail;
   return text;
 }
 
+std::string kind_name(const diagnosis::TaskWait& wait) {
+  return wait.kind ? diagnosis::wait_kind_name(*wait.kind) : "none";
+}
+
 // What identifies a chain when many tasks fold into one line: the frames and what they await.
-std::string chain_key(const AsyncTask& task) {
-  std::string key(cpython::await_kind_name(task.awaits));
+std::string chain_key(const AsyncTask& task, const diagnosis::TaskWait& wait) {
+  std::string key = kind_name(wait);
   for (const cpython::PythonFrame& frame : task.coroutine_stack) key += "|" + where(frame);
   return key;
 }
@@ -49,9 +53,10 @@ struct Chain {
 };
 
 // Tasks with the same coroutine chain and await kind, most common first.
-std::vector<Chain> chains_of(const cpython::AsyncioTasks& tasks) {
+std::vector<Chain> chains_of(const diagnosis::TaskForest& forest) {
   std::map<std::string, Chain> by_key;
-  for (const AsyncTask& task : tasks.tasks) by_key[chain_key(task)].members.push_back(&task);
+  for (const AsyncTask& task : forest.tasks.tasks)
+    by_key[chain_key(task, forest.wait_of(task))].members.push_back(&task);
   std::vector<Chain> chains;
   for (auto& [key, chain] : by_key) chains.push_back(std::move(chain));
   std::stable_sort(chains.begin(), chains.end(),
@@ -59,7 +64,8 @@ std::vector<Chain> chains_of(const cpython::AsyncioTasks& tasks) {
   return chains;
 }
 
-void print_tree(const AsyncTask& task, const std::unordered_map<uint64_t, const AsyncTask*>& by_address,
+void print_tree(const AsyncTask& task, const diagnosis::TaskForest& forest,
+                const std::unordered_map<uint64_t, const AsyncTask*>& by_address,
                 const std::unordered_map<uint64_t, std::vector<uint64_t>>& children,
                 const cpython::ProcessStacks& stacks, const std::string& prefix, bool last, bool root,
                 std::unordered_set<uint64_t>& printed, std::string& out) {
@@ -69,7 +75,7 @@ void print_tree(const AsyncTask& task, const std::unordered_map<uint64_t, const 
     out += fmt::format("{}{}{} (shown above)\n", prefix, branch, task.name);
     return;
   }
-  out += fmt::format("{}{}{} ({})\n", prefix, branch, task.name, status(task, stacks));
+  out += fmt::format("{}{}{} ({})\n", prefix, branch, task.name, status(task, forest.wait_of(task), stacks));
   for (const cpython::PythonFrame& frame : task.coroutine_stack)
     out += fmt::format("{}{}    coroutine {}\n", prefix, below, where(frame));
   if (task.error) out += fmt::format("{}{}    (chain cut: {})\n", prefix, below, task.error->describe());
@@ -79,15 +85,16 @@ void print_tree(const AsyncTask& task, const std::unordered_map<uint64_t, const 
   for (size_t i = 0; i < kids.size(); ++i) {
     auto child = by_address.find(kids[i]);
     if (child == by_address.end()) continue;
-    print_tree(*child->second, by_address, children, stacks, prefix + below, i + 1 == kids.size(),
+    print_tree(*child->second, forest, by_address, children, stacks, prefix + below, i + 1 == kids.size(),
                false, printed, out);
   }
 }
 
 }  // namespace
 
-std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
+std::string format_asyncio_tasks(const diagnosis::TaskForest& forest,
                                  const cpython::ProcessStacks& stacks) {
+  const cpython::AsyncioTasks& tasks = forest.tasks;
   if (!tasks.imported) return "";
   if (tasks.unsupported) return fmt::format("\nasyncio: imported, but {}\n", *tasks.unsupported);
   std::map<TaskState, size_t> counts;
@@ -101,13 +108,13 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
   out += "\n";
   std::unordered_map<uint64_t, const AsyncTask*> by_address;
   for (const AsyncTask& task : tasks.tasks) by_address[task.address] = &task;
-  for (const auto& cycle : tasks.cycles) {
+  for (const auto& cycle : forest.cycles) {
     std::vector<std::string> names;
     for (uint64_t address : cycle) names.push_back(by_address.at(address)->name);
     std::vector<std::string> steps;
     for (uint64_t address : cycle) {
       const AsyncTask& task = *by_address.at(address);
-      steps.push_back(fmt::format("{} awaits {}", task.name, task.detail));
+      steps.push_back(fmt::format("{} awaits {}", task.name, forest.wait_of(task).detail));
     }
     out += fmt::format("deadlock: tasks {} wait for each other ({})\n", fmt::join(names, ", "),
                        fmt::join(steps, "; "));
@@ -117,7 +124,7 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
 
   if (tasks.tasks.size() > kMaxTasksListed) {
     // Fold: one line per distinct chain, most common first, with a few of its tasks' names.
-    const std::vector<Chain> chains = chains_of(tasks);
+    const std::vector<Chain> chains = chains_of(forest);
     out += fmt::format("{} distinct coroutine chains:\n", chains.size());
     for (size_t g = 0; g < chains.size() && g < kMaxTasksListed; ++g) {
       const auto& members = chains[g].members;
@@ -125,7 +132,7 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
       std::vector<std::string> names;
       for (size_t i = 0; i < members.size() && i < 3; ++i) names.push_back(members[i]->name);
       out += fmt::format("{:>8} tasks like {}{} ({})\n", members.size(), fmt::join(names, ", "),
-                         members.size() > 3 ? ", ..." : "", status(first, stacks));
+                         members.size() > 3 ? ", ..." : "", status(first, forest.wait_of(first), stacks));
       for (const cpython::PythonFrame& frame : first.coroutine_stack)
         out += fmt::format("             coroutine {}\n", where(frame));
     }
@@ -137,7 +144,8 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
   for (const AsyncTask& task : tasks.tasks) name_width = std::max(name_width, std::min<size_t>(task.name.size(), 40));
   out += fmt::format("  {:<{}}  {:<9}  {:<40}  {}\n", "task", name_width, "state", "awaits", "innermost coroutine");
   for (const AsyncTask& task : tasks.tasks) {
-    std::string awaits = task.awaits == AwaitKind::kNone ? "-" : task.detail;
+    const diagnosis::TaskWait& wait = forest.wait_of(task);
+    std::string awaits = wait.kind ? wait.detail : "-";
     std::string inner = task.coroutine_stack.empty() ? "-" : where(task.coroutine_stack.front());
     out += fmt::format("  {:<{}}  {:<9}  {:<40}  {}\n", task.name, name_width,
                        cpython::task_state_name(task.state), awaits, inner);
@@ -146,18 +154,18 @@ std::string format_asyncio_tasks(const cpython::AsyncioTasks& tasks,
   // The forest: each task under the tasks it is awaited by (roots: awaited by none).
   std::unordered_map<uint64_t, std::vector<uint64_t>> children;
   for (const AsyncTask& task : tasks.tasks)
-    for (uint64_t parent : task.awaited_by) children[parent].push_back(task.address);
+    for (uint64_t parent : forest.wait_of(task).awaited_by) children[parent].push_back(task.address);
   out += "\n";
   std::unordered_set<uint64_t> printed;
   for (const AsyncTask& task : tasks.tasks) {
     bool awaited = false;
-    for (uint64_t parent : task.awaited_by) awaited = awaited || by_address.contains(parent);
-    if (!awaited) print_tree(task, by_address, children, stacks, "", true, true, printed, out);
+    for (uint64_t parent : forest.wait_of(task).awaited_by) awaited = awaited || by_address.contains(parent);
+    if (!awaited) print_tree(task, forest, by_address, children, stacks, "", true, true, printed, out);
   }
   // Tasks only in cycles have no root: start from them.
   for (const AsyncTask& task : tasks.tasks)
     if (!printed.contains(task.address))
-      print_tree(task, by_address, children, stacks, "", true, true, printed, out);
+      print_tree(task, forest, by_address, children, stacks, "", true, true, printed, out);
   return out;
 }
 
@@ -176,7 +184,8 @@ nlohmann::json frames_json(const AsyncTask& task) {
 
 }  // namespace
 
-void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& tasks) {
+void add_asyncio_tasks(nlohmann::json& document, const diagnosis::TaskForest& forest) {
+  const cpython::AsyncioTasks& tasks = forest.tasks;
   if (!tasks.imported) return;
   if (tasks.unsupported) {
     document["asyncio"] = {{"unsupported", *tasks.unsupported}};
@@ -186,19 +195,20 @@ void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& ta
   for (const AsyncTask& task : tasks.tasks) {
     if (list.size() >= kMaxTasksInJson) break;
     nlohmann::json frames = frames_json(task);
+    const diagnosis::TaskWait& wait = forest.wait_of(task);
     nlohmann::json awaits = nullptr;
-    if (task.awaits != AwaitKind::kNone) {
+    if (wait.kind && task.awaited) {
       nlohmann::json awaited_tasks = nlohmann::json::array();
-      for (uint64_t other : task.awaited_tasks) awaited_tasks.push_back(hex(other));
-      awaits = {{"kind", std::string(cpython::await_kind_name(task.awaits))},
-                {"object", hex(task.awaited_object)},
-                {"type", task.awaited_type},
+      for (uint64_t other : wait.waits_for) awaited_tasks.push_back(hex(other));
+      awaits = {{"kind", kind_name(wait)},
+                {"object", hex(task.awaited->object)},
+                {"type", task.awaited->type},
                 {"tasks", awaited_tasks},
-                {"detail", task.detail}};
-      if (task.executor_thread) awaits["thread"] = *task.executor_thread;
+                {"detail", wait.detail}};
+      if (task.awaited->executor_thread) awaits["thread"] = *task.awaited->executor_thread;
     }
     nlohmann::json awaited_by = nlohmann::json::array();
-    for (uint64_t other : task.awaited_by) awaited_by.push_back(hex(other));
+    for (uint64_t other : wait.awaited_by) awaited_by.push_back(hex(other));
     nlohmann::json entry = {{"address", hex(task.address)},
                             {"name", task.name},
                             {"state", std::string(cpython::task_state_name(task.state))},
@@ -210,18 +220,18 @@ void add_asyncio_tasks(nlohmann::json& document, const cpython::AsyncioTasks& ta
     list.push_back(std::move(entry));
   }
   nlohmann::json cycles = nlohmann::json::array();
-  for (const auto& cycle : tasks.cycles) {
+  for (const auto& cycle : forest.cycles) {
     nlohmann::json ring = nlohmann::json::array();
     for (uint64_t address : cycle) ring.push_back(hex(address));
     cycles.push_back(ring);
   }
   nlohmann::json chains = nlohmann::json::array();
-  for (const Chain& chain : chains_of(tasks)) {
+  for (const Chain& chain : chains_of(forest)) {
     const AsyncTask& first = *chain.members.front();
     nlohmann::json names = nlohmann::json::array();
     for (size_t i = 0; i < chain.members.size() && i < 3; ++i) names.push_back(chain.members[i]->name);
     chains.push_back({{"count", chain.members.size()},
-                      {"awaits", std::string(cpython::await_kind_name(first.awaits))},
+                      {"awaits", kind_name(forest.wait_of(first))},
                       {"coroutine_stack", frames_json(first)},
                       {"first_tasks", names}});
   }

@@ -73,7 +73,7 @@ TEST(WaitCycles, EachCycleOnceFromItsSmallestThread) {
 TEST(WaitCycles, NoCycleAndOwnersOutOfRange) {
   EXPECT_TRUE(find_wait_cycles({1, 2, std::nullopt}).empty());
   EXPECT_TRUE(find_wait_cycles({7, 0}).empty());
-  EXPECT_TRUE(find_wait_cycles({}).empty());
+  EXPECT_TRUE(find_wait_cycles(std::vector<std::optional<size_t>>{}).empty());
 }
 
 TEST(NativeNames, ClonesAndGlibcAliases) {
