@@ -6,6 +6,7 @@
 
 #include "diagnosis/classify.h"
 #include "diagnosis/syscalls.h"
+#include "diagnosis/task_waits.h"
 #include "diagnosis/wait_graph.h"
 
 using namespace hangpy;
@@ -74,6 +75,87 @@ TEST(WaitCycles, NoCycleAndOwnersOutOfRange) {
   EXPECT_TRUE(find_wait_cycles({1, 2, std::nullopt}).empty());
   EXPECT_TRUE(find_wait_cycles({7, 0}).empty());
   EXPECT_TRUE(find_wait_cycles(std::vector<std::optional<size_t>>{}).empty());
+}
+
+TEST(WaitCycles, NodesThatWaitForSeveralAsAGatherDoes) {
+  // 0 gathers 1 and 2; 2 awaits 0 (a cycle through the gather); 1 waits for 3, which waits for 1.
+  std::vector<std::vector<size_t>> edges{{1, 2}, {3}, {0}, {1}, {9}};
+  auto cycles = find_wait_cycles(edges);
+  ASSERT_EQ(cycles.size(), 2u);
+  EXPECT_EQ(cycles[0], (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(cycles[1], (std::vector<size_t>{1, 3}));
+}
+
+TEST(WaitCycles, ARingLongerThanTheBoundIsNotFollowed) {
+  std::vector<std::vector<size_t>> ring(kMaxCycleLength + 1);
+  for (size_t i = 0; i < ring.size(); ++i) ring[i] = {(i + 1) % ring.size()};
+  EXPECT_TRUE(find_wait_cycles(ring).empty());
+  ring.pop_back();
+  ring.back() = {0};
+  EXPECT_EQ(find_wait_cycles(ring).size(), 1u);
+}
+
+TEST(TaskWaits, ALockHeldByTheTaskThatAwaitsItsWaiterIsACycle) {
+  cpython::AsyncioTasks tasks;
+  tasks.imported = true;
+  cpython::AsyncTask holder;
+  holder.address = 0x2000;
+  holder.name = "lock-holder";
+  holder.awaited = cpython::Awaited{};
+  holder.awaited->object = 0x1000;
+  holder.awaited->is_task = true;
+  holder.awaited->task_name = "Task at 0x1000";
+  cpython::AsyncTask waiter;
+  waiter.address = 0x1000;
+  waiter.name = "lock-waiter";
+  waiter.awaited = cpython::Awaited{};
+  waiter.awaited->object = 0x3000;
+  waiter.awaited->type = "_asyncio.Future";
+  waiter.awaited->site = cpython::AwaitSite::kLocks;
+  waiter.awaited->self_type = "Lock";
+  waiter.awaited->lock_holders = {0x2000};
+  tasks.tasks = {holder, waiter};
+  const TaskForest forest = diagnose_tasks(tasks);
+  ASSERT_EQ(forest.waits.size(), 2u);
+  EXPECT_EQ(forest.waits[0].kind, WaitKind::kTask);
+  EXPECT_EQ(forest.waits[0].detail, "lock-waiter");  // named as listed
+  EXPECT_EQ(forest.waits[1].kind, WaitKind::kLock);
+  EXPECT_EQ(forest.waits[1].detail, "asyncio.Lock held by lock-holder");
+  EXPECT_EQ(forest.waits[1].awaited_by, (std::vector<uint64_t>{0x2000}));
+  EXPECT_TRUE(forest.waits[0].awaited_by.empty());  // waiting for a lock's holder is no await of it
+  ASSERT_EQ(forest.cycles.size(), 1u);
+  EXPECT_EQ(forest.cycles[0], (std::vector<uint64_t>{0x1000, 0x2000}));
+}
+
+TEST(TaskWaits, SleepsQueuesAndPlainFuturesInTheSharedVocabulary) {
+  cpython::AsyncioTasks tasks;
+  cpython::AsyncTask sleeper, getter, other, idle;
+  sleeper.address = 1;
+  sleeper.awaited = cpython::Awaited{};
+  sleeper.awaited->site = cpython::AwaitSite::kSleep;
+  sleeper.awaited->sleep_delay = "3600";
+  sleeper.awaited->sleep_due_in = 42.4;
+  getter.address = 2;
+  getter.awaited = cpython::Awaited{};
+  getter.awaited->site = cpython::AwaitSite::kQueues;
+  getter.awaited->self_type = "Queue";
+  getter.awaited->site_function = "get";
+  other.address = 3;
+  other.awaited = cpython::Awaited{};
+  other.awaited->type = "Thing";
+  other.awaited->callbacks = 1;
+  idle.address = 4;
+  tasks.tasks = {sleeper, getter, other, idle};
+  const TaskForest forest = diagnose_tasks(tasks);
+  EXPECT_EQ(forest.waits[0].kind, WaitKind::kSleep);
+  EXPECT_EQ(forest.waits[0].detail, "asyncio.sleep(3600), due in 42 s");
+  EXPECT_EQ(forest.waits[1].kind, WaitKind::kQueue);
+  EXPECT_EQ(forest.waits[1].detail, "asyncio.Queue.get");
+  EXPECT_EQ(forest.waits[2].kind, WaitKind::kOther);
+  EXPECT_EQ(forest.waits[2].detail, "Future pending, 1 callback (Thing)");
+  EXPECT_STREQ(wait_kind_name(*forest.waits[2].kind), "other");
+  EXPECT_FALSE(forest.waits[3].kind.has_value());
+  EXPECT_TRUE(forest.cycles.empty());
 }
 
 TEST(NativeNames, ClonesAndGlibcAliases) {
