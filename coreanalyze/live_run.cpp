@@ -165,39 +165,41 @@ Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& li
   return write_snapshot(path, process, recording);
 }
 
-// One process: its report printed (text) or added to `documents` (--json).
-int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
-  auto target = LiveTarget::open(pid);
-  if (!target) {
-    fmt::print(stderr, "coreanalyze: {}\n", target.error().message);
-    return exit_code_for(target.error());
-  }
-  LiveTarget& live = **target;
-  const analysis::Request request = live_request(line);
-  const cpython::AnalyzeOptions& options = request.analyze;
-  LiveRead read;
-  read.nonblocking = line.nonblocking;
-  // The pthread_t of each thread state, which names its OS thread before 3.11: a thread read in
-  // its system call is matched to it through glibc's struct pthread (thread_pointers.h).
+// The first pass, with the process running: it opens the binaries, finds their symbols and reads
+// every page the analysis needs. While the process is stopped those pages are read anew, in a few
+// system calls, and the stacks walked; the details (locals, the diagnosis) are read after it is
+// released, from the pages read while it was stopped (a page the first pass did not need is read
+// from the running process). Returns the pthread_t of each thread state, which names its OS
+// thread before 3.11: a thread read in its system call is matched to it through glibc's struct
+// pthread (thread_pointers.h).
+std::vector<uint64_t> warm_up(LiveTarget& live, const analysis::Request& request) {
   std::vector<uint64_t> thread_pointers;
-  if (!line.nonblocking) {
-    // A first pass with the process running opens its binaries, finds their symbols and reads
-    // every page the analysis needs. While the process is stopped those pages are read anew, in
-    // a few system calls, and the stacks walked; the details (locals, the diagnosis) are read
-    // after it is released, from the pages read while it was stopped (a page the first pass did
-    // not need is read from the running process).
-    if (auto first = cpython::analyze(live, options)) {
-      for (const auto& thread : first->threads) thread_pointers.push_back(thread.thread_id);
-      (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
-    }
+  if (auto first = cpython::analyze(live, request.analyze)) {
+    for (const auto& thread : first->threads) thread_pointers.push_back(thread.thread_id);
+    (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
   }
-  // Threads asleep in a system call are not stopped (process_stop.h); one that woke and ran while
-  // the stacks were read makes them be read again, a few times at most.
+  return thread_pointers;
+}
+
+// What the passes with the process stopped read.
+struct StoppedRead {
+  std::unique_ptr<StoppedProcess> stopped;      // none with --nonblocking
+  std::unique_ptr<RecordingTarget> recording;  // what the last pass read (--snapshot keeps it)
+  std::optional<Expected<cpython::ProcessStacks>> stacks;
+  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> unwinder;  // --native
+
+  const cpython::Target& analyzed(const CommandLine& line, const LiveTarget& live) const {
+    return line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
+  }
+};
+
+// The stacks, read while the process is stopped (or running, with --nonblocking). Threads asleep
+// in a system call are not stopped (process_stop.h); one that woke and ran while the stacks were
+// read makes them be read again, a few times at most. An exit code when the stop failed.
+std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& live,
+                                const analysis::Request& request, std::vector<uint64_t>& thread_pointers,
+                                LiveRead& read, StoppedRead& out) {
   constexpr int kMaxReads = 3;
-  std::unique_ptr<StoppedProcess> stopped;
-  std::unique_ptr<RecordingTarget> recording;
-  std::optional<Expected<cpython::ProcessStacks>> read_stacks;
-  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> unwinder;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
       auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
@@ -205,55 +207,59 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
         fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
         return exit_code_for(stop.error());
       }
-      stopped = std::move(*stop);
-      if (stopped->timed_out()) break;
-      std::vector<cpython::NativeThread> threads = stopped->threads();
+      out.stopped = std::move(*stop);
+      if (out.stopped->timed_out()) break;
+      std::vector<cpython::NativeThread> threads = out.stopped->threads();
       fill_thread_pointers(live, thread_pointers, threads);
       live.set_registers(std::move(threads));
       live.refresh_memory();
-      read.stopped_threads = stopped->stopped_count();
-      read.threads_in_syscall = stopped->left_in_syscall().size();
+      read.stopped_threads = out.stopped->stopped_count();
+      read.threads_in_syscall = out.stopped->left_in_syscall().size();
     }
     // --snapshot: what this pass and the details read (the pages read while the process was
     // stopped) is what the snapshot keeps.
-    recording = std::make_unique<RecordingTarget>(live);
-    const cpython::Target& analyzed =
-        line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
-    read_stacks = cpython::analyze(analyzed, options);
+    out.recording = std::make_unique<RecordingTarget>(live);
+    const cpython::Target& analyzed = out.analyzed(line, live);
+    out.stacks = cpython::analyze(analyzed, request.analyze);
     // --native: the stacks are walked while the process is stopped, their symbols looked up after.
-    unwinder.reset();
-    if (line.native && *read_stacks && stopped) {
-      unwinder = open_unwinder(line, live, analyzed.memory(), *stopped);
-      if (*unwinder) (**unwinder)->walk();
+    out.unwinder.reset();
+    if (line.native && *out.stacks && out.stopped) {
+      out.unwinder = open_unwinder(line, live, analyzed.memory(), *out.stopped);
+      if (*out.unwinder) (**out.unwinder)->walk();
     }
-    if (!stopped || stopped->timed_out()) break;
-    read.moved = stopped->moved();
+    if (!out.stopped || out.stopped->timed_out()) break;
+    read.moved = out.stopped->moved();
     if (read.moved.empty() || read.reads == kMaxReads) break;
-    stopped->release();
+    out.stopped->release();
   }
   // --hold-stopped (for tests): the process stays stopped that long, unless --max-stop ends it.
   const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(line.hold_stopped_ms);
-  while (stopped && !stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
+  while (out.stopped && !out.stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (stopped) read.stopped_for = stopped->release();
+  if (out.stopped) read.stopped_for = out.stopped->release();
   // A stop past --max-stop was undone at once, from the timer's handler; what was read is
   // dropped and the run ends with its own exit code.
-  if (stopped && stopped->timed_out()) {
-    const LiveFailure failure = stopped->timeout_failure();
+  if (out.stopped && out.stopped->timed_out()) {
+    const LiveFailure failure = out.stopped->timeout_failure();
     fmt::print(stderr, "coreanalyze: {}\n", failure.message);
     return exit_code_for(failure);
   }
-  Expected<cpython::ProcessStacks>& stacks = *read_stacks;
-  const cpython::Target& analyzed =
-      line.snapshot_path ? static_cast<const cpython::Target&>(*recording) : live;
+  return std::nullopt;
+}
+
+// The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.
+int report_live_process(const CommandLine& line, int pid, const LiveTarget& live, StoppedRead& read_out,
+                        const LiveRead& read, std::vector<nlohmann::json>& documents) {
+  const Expected<cpython::ProcessStacks>& stacks = *read_out.stacks;
   std::optional<report::MergedStacks> merged;
-  if (unwinder) merged = merge_native_stacks(*unwinder, *stacks, line.native_all);
+  if (read_out.unwinder) merged = merge_native_stacks(*read_out.unwinder, *stacks, line.native_all);
   // The details from the pages read while the process was stopped (through the recording, with
   // --snapshot, so that the snapshot holds them).
   analysis::Details details;
-  if (stacks)
-    details = analysis::read_details(analyzed, *stacks, merged ? &*merged : nullptr, live_facts(live), request);
-
+  if (stacks) {
+    details = analysis::read_details(read_out.analyzed(line, live), *stacks, merged ? &*merged : nullptr,
+                                     live_facts(live), live_request(line));
+  }
   if (!stacks) {
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
     return stacks.error().kind == ErrorKind::kInvalidInput ? kExitWrongLayout : kExitNoInterpreter;
@@ -267,18 +273,13 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   // Source lines are quoted from the process's own files, inside its container or chroot.
   CommandLine shown = line;
   shown.core.sysroot = fmt::format("/proc/{}/root", pid);
-  Findings found;
-  found.locals = details.locals ? &*details.locals : nullptr;
-  found.diagnosis = &details.diagnosis;
-  found.tasks = details.tasks ? &*details.tasks : nullptr;
-  found.merged = merged ? &*merged : nullptr;
-  found.call_notes = details.call_notes ? &*details.call_notes : nullptr;
+  const Findings found = findings_of(details, merged ? &*merged : nullptr);
   std::optional<Error> snapshot_error;
   std::string snapshot_path;
   if (line.snapshot_path) {
     snapshot_path = snapshot_path_for(line, pid);
-    if (auto written = write_live_snapshot(snapshot_path, live, *recording, stopped.get(),
-                                               input.environment.variables);
+    if (auto written = write_live_snapshot(snapshot_path, live, *read_out.recording, read_out.stopped.get(),
+                                           input.environment.variables);
         !written)
       snapshot_error = written.error();
   }
@@ -297,9 +298,27 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   }
   if (line.snapshot_path) {
     fmt::print(stderr, "coreanalyze: wrote snapshot {} of process {} ({} pages)\n", snapshot_path,
-               pid, recording->pages().size());
+               pid, read_out.recording->pages().size());
   }
   return stacks->partial() ? kExitPartial : kExitSuccess;
+}
+
+// One process: the warm pass, the stopped read, the report.
+int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
+  auto target = LiveTarget::open(pid);
+  if (!target) {
+    fmt::print(stderr, "coreanalyze: {}\n", target.error().message);
+    return exit_code_for(target.error());
+  }
+  LiveTarget& live = **target;
+  const analysis::Request request = live_request(line);
+  LiveRead read;
+  read.nonblocking = line.nonblocking;
+  std::vector<uint64_t> thread_pointers;
+  if (!line.nonblocking) thread_pointers = warm_up(live, request);
+  StoppedRead stopped_read;
+  if (auto failed = read_stopped(line, pid, live, request, thread_pointers, read, stopped_read)) return *failed;
+  return report_live_process(line, pid, live, stopped_read, read, documents);
 }
 
 }  // namespace

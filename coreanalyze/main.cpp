@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 #include <string_view>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -108,6 +109,53 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
   return write_snapshot(path, process, recording);
 }
 
+// The core the user named, as a plain core file: found through coredumpctl or spooled from
+// standard input, then unwrapped (compressed cores, ABRT directories and apport reports).
+struct NamedCore {
+  std::string given;      // as the user named it ("coredumpctl:MATCH", "-", a path)
+  std::string name;       // as messages call it ("standard input")
+  std::string read_path;  // the file read before unwrapping
+  CoreInput unwrapped;
+};
+
+// The named core, with line.core pointing at the plain core file; an exit code when there is none.
+std::variant<int, NamedCore> find_core(CommandLine& line) {
+  NamedCore named;
+  named.given = line.core.core_path;
+  named.name = named.given;
+  if (line.coredumpctl_match) {
+    auto path = core_from_coredumpctl(*line.coredumpctl_match);
+    if (!path) {
+      fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
+      return kExitBadInput;
+    }
+    named.given = fmt::format("coredumpctl:{}", *line.coredumpctl_match);
+    named.name = named.given;
+    line.core.core_path = *path;
+  } else if (named.given == "-") {
+    auto path = core_path_from_stdin();
+    if (!path) {
+      fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
+      return kExitBadInput;
+    }
+    named.name = "standard input";
+    line.core.core_path = *path;
+  }
+  auto unwrapped = unwrap_core_input(line.core.core_path, named.name);
+  if (!unwrapped) {
+    fmt::print(stderr, "coreanalyze: {}\n", unwrapped.error().describe());
+    return kExitBadInput;
+  }
+  named.read_path = line.core.core_path;
+  named.unwrapped = std::move(*unwrapped);
+  line.core.core_path = named.unwrapped.core_path;
+  line.core.executable_hint = named.unwrapped.executable_hint;
+  line.core.maps_hint = named.unwrapped.maps_hint;
+  return named;
+}
+
+int analyse_core(CommandLine& line);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,36 +164,20 @@ int main(int argc, char** argv) {
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);
-  std::string given_core = line.core.core_path;
-  std::string input_name = given_core;
-  if (line.coredumpctl_match) {
-    auto path = core_from_coredumpctl(*line.coredumpctl_match);
-    if (!path) {
-      fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
-      return kExitBadInput;
-    }
-    given_core = fmt::format("coredumpctl:{}", *line.coredumpctl_match);
-    input_name = given_core;
-    line.core.core_path = *path;
-  } else if (given_core == "-") {
-    auto path = core_path_from_stdin();
-    if (!path) {
-      fmt::print(stderr, "coreanalyze: {}\n", path.error().describe());
-      return kExitBadInput;
-    }
-    input_name = "standard input";
-    line.core.core_path = *path;
-  }
-  // Compressed cores, ABRT directories and apport reports become a plain core file here.
-  auto unwrapped = unwrap_core_input(line.core.core_path, input_name);
-  if (!unwrapped) {
-    fmt::print(stderr, "coreanalyze: {}\n", unwrapped.error().describe());
-    return kExitBadInput;
-  }
-  const std::string read_path = line.core.core_path;
-  line.core.core_path = unwrapped->core_path;
-  line.core.executable_hint = unwrapped->executable_hint;
-  line.core.maps_hint = unwrapped->maps_hint;
+  return analyse_core(line);
+}
+
+namespace {
+
+// A core: opened, analysed, printed, and its snapshot written when asked for.
+int analyse_core(CommandLine& line) {
+  auto found_core = find_core(line);
+  if (auto* exit_code = std::get_if<int>(&found_core)) return *exit_code;
+  const NamedCore& named = std::get<NamedCore>(found_core);
+  const std::string& given_core = named.given;
+  const std::string& input_name = named.name;
+  const std::string& read_path = named.read_path;
+  const CoreInput* unwrapped = &named.unwrapped;
 
   auto target = CoreTarget::open(line.core);
   if (!target) {
@@ -193,13 +225,7 @@ int main(int argc, char** argv) {
         !written)
       snapshot_error = written.error();
   }
-  const analysis::Details& details = found_all.details;
-  Findings found;
-  found.merged = found_all.native ? &*found_all.native : nullptr;
-  found.locals = details.locals ? &*details.locals : nullptr;
-  found.diagnosis = &details.diagnosis;
-  found.tasks = details.tasks ? &*details.tasks : nullptr;
-  found.call_notes = details.call_notes ? &*details.call_notes : nullptr;
+  const Findings found = findings_of(found_all.details, found_all.native ? &*found_all.native : nullptr);
   if (!line.json) {
     for (const auto& note : unwrapped->notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
   }
@@ -226,3 +252,5 @@ int main(int argc, char** argv) {
                *(*target)->core().truncation());
   return exit_code;
 }
+
+}  // namespace

@@ -82,4 +82,14 @@ analysis::Request analysis_request(const CommandLine& line, std::string missing_
   return request;
 }
 
+Findings findings_of(const analysis::Details& details, const report::MergedStacks* native) {
+  Findings found;
+  found.merged = native;
+  found.locals = details.locals ? &*details.locals : nullptr;
+  found.diagnosis = &details.diagnosis;
+  found.tasks = details.tasks ? &*details.tasks : nullptr;
+  found.call_notes = details.call_notes ? &*details.call_notes : nullptr;
+  return found;
+}
+
 }  // namespace hangpy::coreanalyze

@@ -24,6 +24,9 @@ struct Findings {
   const diagnosis::TaskForest* tasks = nullptr;       // unless --no-tasks
 };
 
+// What an analysis found, for printing: pointers into `details` and `native`.
+Findings findings_of(const analysis::Details& details, const report::MergedStacks* native);
+
 nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
                              const cpython::ProcessStacks& stacks, const Findings& found);
 void print_json(const nlohmann::json& document);
