@@ -2,12 +2,10 @@
 
 namespace hangpy::analysis {
 
-Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                     const report::MergedStacks* native, const TargetFacts& facts,
-                     const Request& request) {
-  const cpython::AddressSpace& memory = target.memory();
-  Details details;
-  if (request.locals) details.locals = report::read_all_locals(memory, stacks);
+diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
+                                             const cpython::ProcessStacks& stacks,
+                                             const diagnosis::NativeStacks* native,
+                                             const TargetFacts& facts) {
   diagnosis::DiagnosisInput why;
   why.stacks = &stacks;
   why.memory = &memory;
@@ -15,8 +13,22 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
   why.native = native;
   why.pid = facts.pid;
   why.function_at = facts.function_at;
-  details.diagnosis = diagnosis::diagnose(why);
-  if (request.tasks) details.tasks = diagnosis::diagnose_tasks(cpython::read_asyncio_tasks(target, stacks, request.task_options));
+  return diagnosis::diagnose(why);
+}
+
+diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                                 const cpython::AsyncioOptions& options) {
+  return diagnosis::diagnose_tasks(cpython::read_asyncio_tasks(target, stacks, options));
+}
+
+Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                     const report::MergedStacks* native, const TargetFacts& facts,
+                     const Request& request) {
+  const cpython::AddressSpace& memory = target.memory();
+  Details details;
+  if (request.locals) details.locals = report::read_all_locals(memory, stacks);
+  details.diagnosis = diagnose_threads(memory, stacks, native, facts);
+  if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
   if (native && request.call_notes && stacks.layout)
     details.call_notes = report::find_call_notes(memory, *stacks.layout, *native);
   return details;

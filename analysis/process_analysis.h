@@ -39,6 +39,17 @@ struct TargetFacts {
   std::function<std::optional<std::string>(uint64_t pc)> function_at;
 };
 
+// The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).
+// Why each thread is stuck; `native`: the native stacks where the shell has them (some threads'
+// may do).
+diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
+                                             const cpython::ProcessStacks& stacks,
+                                             const diagnosis::NativeStacks* native,
+                                             const TargetFacts& facts);
+// asyncio's tasks, and what they wait for.
+diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                                 const cpython::AsyncioOptions& options);
+
 // Everything read after the stacks.
 struct Details {
   std::optional<report::LocalsByFrame> locals;

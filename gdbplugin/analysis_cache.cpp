@@ -1,5 +1,7 @@
 #include "gdbplugin/analysis_cache.h"
 
+#include "analysis/process_analysis.h"
+
 #include <chrono>
 
 #include <fmt/format.h>
@@ -88,14 +90,14 @@ const diagnosis::TaskForest& Session::asyncio_tasks() {
       options.monotonic_now = std::chrono::duration<double>(
           std::chrono::steady_clock::now().time_since_epoch()).count();
     }
-    cpython::AsyncioTasks tasks = cpython::read_asyncio_tasks(*current.target, *current.stacks, options);
+    diagnosis::TaskForest tasks = analysis::read_tasks(*current.target, *current.stacks, options);
     if (current.target->gdb_memory().interrupted()) {
       // The memory now fails every read: nothing of this stop can be trusted or reused.
       invalidate();
       PyErr_SetNone(PyExc_KeyboardInterrupt);
       throw PythonErrorSet();
     }
-    tasks_ = diagnosis::diagnose_tasks(std::move(tasks));
+    tasks_ = std::move(tasks);
   }
   return *tasks_;
 }

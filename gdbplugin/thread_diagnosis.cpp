@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "analysis/process_analysis.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/gdb_info.h"
 #include "gdbplugin/python_error.h"
@@ -26,20 +27,19 @@ int64_t inferior_pid() {
 }  // namespace
 
 diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
-  diagnosis::DiagnosisInput input;
-  input.stacks = &*analysis.stacks;
-  input.memory = &analysis.target->memory();
-  input.pid = inferior_pid();
+  analysis::TargetFacts facts;
+  facts.pid = inferior_pid();
   for (const ThreadWaitState& state : thread_wait_states(0, {})) {
     cpython::NativeThread thread;
     thread.lwp = state.lwp;
     thread.syscall = state.syscall;
     thread.syscall_arguments = state.syscall_arguments;
-    input.os_threads.push_back(thread);
+    facts.os_threads.push_back(thread);
   }
+  const cpython::AddressSpace& memory = analysis.target->memory();
   // Registers and Python frames say most; gdb's unwinder (about 1 ms a frame) is asked only for
   // the threads they leave unexplained: running, in an unknown system call, a GIL state unknown.
-  diagnosis::ProcessDiagnosis first = diagnosis::diagnose(input);
+  diagnosis::ProcessDiagnosis first = analysis::diagnose_threads(memory, *analysis.stacks, nullptr, facts);
   std::set<int64_t> unexplained;
   for (size_t i = 0; i < first.threads.size(); ++i) {
     const diagnosis::ThreadDiagnosis& thread = first.threads[i];
@@ -65,8 +65,7 @@ diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
     }
     native.emplace(state.lwp, std::move(stack));
   }
-  input.native = &native;
-  return diagnosis::diagnose(input);
+  return analysis::diagnose_threads(memory, *analysis.stacks, &native, facts);
 }
 
 }  // namespace hangpy::gdbplugin
