@@ -166,6 +166,15 @@ def each_installed(names, results):
             yield name, interpreter
 
 
+def driver_arguments(doc):
+    """The arguments every interpreter-matrix driver takes: --coreanalyze, and --interpreter to
+    run only some of its interpreters (names of this table). `doc`: the driver's docstring."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    parser.add_argument("--interpreter", action="append", help="only these (names of interpreters.py)")
+    return parser.parse_args()
+
+
 # Test groups (--names) -> which rows they hold.
 GROUPS = {
     "integration": lambda entry: True,

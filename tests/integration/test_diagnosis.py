@@ -19,7 +19,6 @@ program wrote about itself (names, LWPs, the child's pid, the mutex's address):
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
-import argparse
 import json
 import os
 import shutil
@@ -219,10 +218,7 @@ def run_case(coreanalyze, interpreter, program, kind, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--coreanalyze", required=True)
-    parser.add_argument("--interpreter", action="append", help="only these (names of interpreters.py)")
-    args = parser.parse_args()
+    args = interpreters.driver_arguments(__doc__)
     results = Results()
     programs = []
     for program, _, _ in CASES:

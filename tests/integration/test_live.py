@@ -26,7 +26,6 @@ a signal or --max-stop can be sent while it is.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
-import argparse
 import json
 import os
 import shutil
@@ -408,10 +407,7 @@ def stop_time_case(coreanalyze, interpreter, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--coreanalyze", required=True)
-    parser.add_argument("--interpreter", action="append", help="only these (names of interpreters.py)")
-    args = parser.parse_args()
+    args = interpreters.driver_arguments(__doc__)
     results = Results()
     installed = list(interpreters.each_installed(args.interpreter or NAMES, results))
     workdirs = []

@@ -12,7 +12,6 @@ through the thread pointer), having stopped the running thread and left the othe
 
 Exit status: 0 passed, 1 failed, 77 when no interpreter is installed.
 """
-import argparse
 import json
 import os
 import shutil
@@ -133,10 +132,7 @@ def compare(alone, read, problems):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--coreanalyze", required=True)
-    parser.add_argument("--interpreter", action="append", help="only these (names of interpreters.py)")
-    args = parser.parse_args()
+    args = interpreters.driver_arguments(__doc__)
     results = Results()
     for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-harmless-")
