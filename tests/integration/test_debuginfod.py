@@ -33,8 +33,21 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def scanned_files(metrics):
+    """How many files debuginfod's scans have finished (the sum of its scanned_files_total lines)."""
+    total = 0
+    for line in metrics.splitlines():
+        if line.startswith("scanned_files_total"):
+            try:
+                total += int(float(line.rsplit(" ", 1)[1]))
+            except (IndexError, ValueError):
+                pass
+    return total
+
+
 def start_server(served_dir, workdir):
     """A debuginfod serving `served_dir` on a free loopback port, ready; (process, url)."""
+    expected = len(os.listdir(served_dir))
     port = free_port()
     log = open(os.path.join(workdir, "debuginfod.log"), "wb")
     server = subprocess.Popen(
@@ -45,8 +58,9 @@ def start_server(served_dir, workdir):
     while time.time() < deadline:
         try:
             metrics = urllib.request.urlopen(url + "/metrics", timeout=2).read().decode()
-            # The first scan of served_dir is done when its files are counted as scanned.
-            if "thread_work_pending{role=\"scan\"} 0" in metrics and "scanned_files_total" in metrics:
+            # The first scan of served_dir is done when every file is counted as scanned and no
+            # scan work is pending (the pending count is 0 too before the traversal queues any).
+            if "thread_work_pending{role=\"scan\"} 0" in metrics and scanned_files(metrics) >= expected:
                 return server, url
         except OSError:
             pass
