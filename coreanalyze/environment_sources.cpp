@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cpython/runtime_labels.h"
 #include "targets/core_file.h"
 #include "targets/initial_environment.h"
 
@@ -71,6 +72,14 @@ report::ProcessEnvironment live_environment(int pid) {
   char host[HOST_NAME_MAX + 1] = {};
   if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') environment.system_host = host;
   return environment;
+}
+
+void add_program_labels(report::ProcessEnvironment& environment, const cpython::Target& target,
+                        const cpython::Target& analyzed, const cpython::ProcessStacks& stacks) {
+  const std::map<std::string, std::string> now =
+      cpython::read_environment_now(target.memory(), stacks, report::is_label_variable);
+  const cpython::JobIndexes indexes = cpython::read_job_indexes(analyzed.memory(), stacks);
+  report::add_runtime_labels(environment, now, indexes.spawn_index, indexes.dataloader_worker_id);
 }
 
 }  // namespace hangpy::coreanalyze

@@ -270,6 +270,7 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   for (const auto& module : live.modules()) input.modules.push_back(module.path);
   input.warnings = live.warnings();
   input.environment = live_environment(pid);
+  add_program_labels(input.environment, live, read_out.analyzed(line, live), *stacks);
   // Source lines are quoted from the process's own files, inside its container or chroot.
   CommandLine shown = line;
   shown.core.sysroot = fmt::format("/proc/{}/root", pid);

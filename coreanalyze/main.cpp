@@ -213,7 +213,8 @@ int analyse_core(CommandLine& line) {
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
     return report_failure(**target, stacks.error());
   }
-  const report::AnalysedInput input = analysed_input(given_core, *unwrapped, **target);
+  report::AnalysedInput input = analysed_input(given_core, *unwrapped, **target);
+  add_program_labels(input.environment, **target, analyzed, *stacks);
 
   // The snapshot comes before the output (the text output reads source files, which are no part
   // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all

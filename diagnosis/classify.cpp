@@ -103,7 +103,48 @@ std::optional<std::string> collective_op(const std::string& lower) {
   return std::nullopt;
 }
 
+struct WorkLoop {
+  std::string_view file_suffix;
+  std::string_view function;
+};
+
+// Loops that wait for their next piece of work; between two pieces they are idle.
+constexpr std::array kWorkLoops = {
+    WorkLoop{"/concurrent/futures/thread.py", "_worker"},
+    WorkLoop{"/concurrent/futures/process.py", "_process_worker"},
+    WorkLoop{"/multiprocessing/pool.py", "worker"},
+    WorkLoop{"/multiprocessing/managers.py", "serve_forever"},
+    WorkLoop{"/multiprocessing/queues.py", "_feed"},  // a queue's feeder thread, with nothing to send
+    WorkLoop{"/multiprocessing/resource_sharer.py", "_serve"},
+    WorkLoop{"/socketserver.py", "serve_forever"},
+    WorkLoop{"/asyncio/base_events.py", "_run_once"},  // an event loop with nothing ready
+    WorkLoop{"/torch/utils/data/_utils/worker.py", "_worker_loop"},
+    WorkLoop{"/torch/utils/data/_utils/pin_memory.py", "_pin_memory_loop"},
+    WorkLoop{"/gunicorn/workers/sync.py", "wait"},
+    WorkLoop{"/gunicorn/workers/gthread.py", "run"},
+    WorkLoop{"/gunicorn/arbiter.py", "sleep"},
+    WorkLoop{"/uvicorn/server.py", "main_loop"},
+};
+
+bool is_work_loop(const cpython::PythonFrame& frame) {
+  return std::any_of(kWorkLoops.begin(), kWorkLoops.end(), [&](const WorkLoop& loop) {
+    return frame.function == loop.function && std::string_view(frame.file).ends_with(loop.file_suffix);
+  });
+}
+
 }  // namespace
+
+bool waits_for_work(const std::vector<cpython::PythonFrame>& frames) {
+  // From the innermost frame out through the standard library's waits (Queue.get, Condition.wait,
+  // a multiprocessing connection's poll) to the first frame of other code: a work loop is idle.
+  for (size_t i = 0; i < frames.size() && i < kFramesLooked; ++i) {
+    if (is_work_loop(frames[i])) return true;
+    // A server waiting for its next client, whoever wrote the loop around it.
+    if (frames[i].function == "accept" && std::string_view(frames[i].file).ends_with("/socket.py")) return true;
+    if (!is_stdlib_wait_file(frames[i].file)) return false;
+  }
+  return false;
+}
 
 bool is_symbol_or_clone(std::string_view symbol, std::string_view name) {
   // glibc's internal aliases (__GI___lll_lock_wait) and versioned names (pthread_mutex_lock@GLIBC_2.2.5)

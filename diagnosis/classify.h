@@ -28,6 +28,13 @@ struct StdlibWait {
 // not a known wait.
 std::optional<StdlibWait> find_stdlib_wait(const std::vector<cpython::PythonFrame>& frames);
 
+// Whether the thread waits for work to come, not for something it started: the wait at the top
+// of its stack (a queue's get, select, accept, an event loop with nothing to run) is called by a
+// worker or server loop (a thread pool's worker, a DataLoader worker, a process pool's worker, a
+// pre-fork server's worker, socketserver). A worker that hangs inside the work it was given
+// (a DataLoader worker in the dataset's __getitem__) is not idle.
+bool waits_for_work(const std::vector<cpython::PythonFrame>& frames);
+
 // What the native frames say, innermost first.
 struct NativeHint {
   bool takes_gil = false;     // take_gil or one of its clones

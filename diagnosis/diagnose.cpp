@@ -114,17 +114,51 @@ std::optional<size_t> lock_owner(const Context& context, const LockState& lock) 
   return holder;
 }
 
+// Whether some thread of the process has this pthread_t (its thread pointer); nullopt when the
+// registers do not say (a core without them, threads read in their system calls).
+std::optional<bool> thread_pointer_exists(const Context& context, uint64_t pointer) {
+  if (context.os_threads.empty()) return std::nullopt;
+  for (const auto& [lwp, thread] : context.os_threads) {
+    if (thread->fs_base == 0) return std::nullopt;
+    if (thread->fs_base == pointer) return true;
+  }
+  return false;
+}
+
+// Whether the process has no thread but the waiter: then no other thread can release a plain
+// Lock it waits for (which records no holder).
+bool only_thread(const Context& context) {
+  if (!context.os_threads.empty()) return context.os_threads.size() == 1;
+  return context.stacks.threads.size() == 1;
+}
+
 void set_lock_wait(const Context& context, const LockState& lock, BlockedOn& blocked) {
   blocked.kind = lock.reentrant ? WaitKind::kRLock : WaitKind::kLock;
   blocked.what = lock_what(lock);
   blocked.object = lock.object;
   blocked.owner = lock_owner(context, lock);
+  // After fork only the forking thread goes on in the child: a lock another thread held then
+  // stays held for ever, by a thread that is not there.
   if (blocked.owner) {
     blocked.owner_lwp = lwp_of(context, *blocked.owner);
+    // 2.7 keeps the thread states of the threads a fork left behind: a stale one may still hold
+    // the lock in its frames. Its thread is no thread of this process.
+    const uint64_t ident = context.stacks.threads[*blocked.owner].thread_id;
+    if (!blocked.owner_lwp && thread_pointer_exists(context, ident) == false) {
+      blocked.owner.reset();
+      blocked.holder_gone = true;
+      blocked.detail = fmt::format("its holder, thread 0x{:x}, is not in this process", ident);
+    }
   } else if (lock.reentrant && lock.owner_ident != 0) {
-    blocked.detail = fmt::format("owner thread 0x{:x} runs no Python", lock.owner_ident);
+    if (thread_pointer_exists(context, lock.owner_ident) == false) {
+      blocked.holder_gone = true;
+      blocked.detail = fmt::format("its holder, thread 0x{:x}, is not in this process", lock.owner_ident);
+    } else {
+      blocked.detail = fmt::format("owner thread 0x{:x} runs no Python", lock.owner_ident);
+    }
   } else {
     blocked.owner_unknown = true;
+    blocked.holder_gone = !lock.reentrant && only_thread(context);
   }
   if (lock.reentrant && lock.count) blocked.detail = fmt::format("acquired {} time{}", *lock.count, *lock.count == 1 ? "" : "s");
 }
@@ -310,6 +344,24 @@ bool collecting_with_gil(const Context& context, const PythonThread& thread) {
   return collecting && *collecting != 0;
 }
 
+// The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
+bool idle_wait(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kQueue:
+    case WaitKind::kProcessQueue:
+    case WaitKind::kMultiplex:
+    case WaitKind::kSocket:
+    case WaitKind::kCondition:
+    case WaitKind::kSemaphore:
+    case WaitKind::kRead:
+    case WaitKind::kSleep:
+    case WaitKind::kSyscall:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void diagnose_thread(const Context& context, size_t index, const std::unordered_map<uint64_t, uint64_t>& thread_objects,
                      int64_t pid, ThreadDiagnosis& diagnosis) {
   const PythonThread& thread = context.stacks.threads[index];
@@ -489,6 +541,10 @@ std::string describe_blocked_on(const BlockedOn& blocked, const cpython::Process
     case WaitKind::kPthreadMutex:
       text = blocked.what;
       if (!owner.empty()) text += " held by " + owner;
+      else if (blocked.holder_gone && blocked.detail.empty())
+        text += " (no other thread here can release it: held when the process forked, or taken twice)";
+      else if (blocked.holder_gone)
+        return text + " (held when the process forked: " + blocked.detail + ")";
       else if (blocked.owner_unknown) text += " (owner unknown)";
       break;
     default:
@@ -543,8 +599,10 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   }
 
   result.threads.resize(stacks.threads.size());
-  for (size_t i = 0; i < stacks.threads.size(); ++i)
+  for (size_t i = 0; i < stacks.threads.size(); ++i) {
     diagnose_thread(context, i, thread_objects, input.pid, result.threads[i]);
+    result.threads[i].idle = idle_wait(result.threads[i].blocked_on.kind) && waits_for_work(stacks.threads[i].frames);
+  }
 
   std::vector<std::optional<size_t>> waits_for;
   for (const ThreadDiagnosis& thread : result.threads) waits_for.push_back(thread.blocked_on.owner);

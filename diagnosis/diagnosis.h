@@ -66,6 +66,9 @@ struct BlockedOn {
   std::optional<int64_t> owner_lwp;  // the owner's LWP, Python thread or not
   std::optional<int64_t> child_pid;
   bool owner_unknown = false;        // a lock whose owner memory cannot tell
+  // Held by no thread of this process: an RLock whose owner is no thread here, a Lock waited
+  // for by the process's only thread. What a fork leaves when another thread held the lock.
+  bool holder_gone = false;
   std::string detail;                // more words: "acquired 2 times", "op allreduce"
 };
 
@@ -81,6 +84,9 @@ struct ThreadDiagnosis {
   std::optional<bool> daemon;      // threading.Thread.daemon where threading knows the thread
   bool main_thread = false;        // the process's first thread (LWP == pid)
   BlockedOn blocked_on;
+  // Waits for work to come (classify.h's waits_for_work): a pool's worker between tasks, a
+  // server's worker in accept. A hang is not there; a job's odd one out is never one of these.
+  bool idle = false;
   std::vector<uint64_t> held_locks;  // Lock/RLock objects this thread holds, where memory says
 };
 

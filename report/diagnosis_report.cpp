@@ -41,6 +41,7 @@ std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
   if (thread.gil == diagnosis::GilState::kHolds) parts.push_back("holds the GIL");
   if (thread.gil == diagnosis::GilState::kWaits) parts.push_back("waits for the GIL");
   if (thread.in_gc) parts.push_back("in garbage collection");
+  if (thread.idle) parts.push_back("idle (waiting for work)");
   parts.push_back(thread.registers_known ? syscall_text(thread) : "system call unknown");
   std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
   text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
@@ -81,8 +82,10 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"owner_thread_id", std::move(owner_thread_id)},
         {"owner_native_thread_id", optional_json(blocked.owner_lwp)},
         {"owner_unknown", blocked.owner_unknown},
+        {"holder_gone", blocked.holder_gone},
         {"child_pid", optional_json(blocked.child_pid)},
     };
+    threads[i]["state"]["idle"] = thread.idle;
   }
   nlohmann::json deadlocks = nlohmann::json::array();
   for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) {

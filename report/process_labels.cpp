@@ -109,11 +109,27 @@ std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const
   };
 }
 
+void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::string, std::string>& now,
+                        std::optional<int64_t> spawn_index, std::optional<int64_t> dataloader_worker_id) {
+  bool changed = false;
+  for (const auto& [name, value] : now) {
+    if (!is_label_variable(name)) continue;
+    auto [it, inserted] = environment.variables.try_emplace(name, value);
+    if (!inserted && it->second != value) it->second = value;
+    else if (!inserted) continue;
+    changed = true;
+  }
+  if (changed) environment.source = environment.source.empty() ? "os.environ" : environment.source + ", os.environ";
+  environment.spawn_index = spawn_index;
+  environment.dataloader_worker_id = dataloader_worker_id;
+}
+
 std::string format_process_labels(const cpython::ProcessInfo& process,
                                   const ProcessEnvironment& environment,
                                   const cpython::ProcessStacks* stacks) {
   std::map<std::string, std::optional<int64_t>> labels;
   for (auto& [name, value] : numeric_labels(environment.variables)) labels[name] = value;
+  if (!labels["rank"]) labels["rank"] = environment.spawn_index;
   std::vector<std::string> parts;
   if (auto rank = labels["rank"]) {
     parts.push_back(labels["world_size"] ? fmt::format("rank {} of {}", *rank, *labels["world_size"])
@@ -121,6 +137,7 @@ std::string format_process_labels(const cpython::ProcessInfo& process,
   }
   if (auto local = labels["local_rank"]) parts.push_back(fmt::format("local rank {}", *local));
   if (auto procid = labels["slurm_procid"]) parts.push_back(fmt::format("SLURM_PROCID {}", *procid));
+  if (auto worker = environment.dataloader_worker_id) parts.push_back(fmt::format("DataLoader worker {}", *worker));
   std::string text = fmt::format("Role: {}", role_name(role_of(process, environment, stacks)));
   if (!parts.empty()) text += fmt::format(" ({})", fmt::join(parts, ", "));
   const std::optional<std::string> host = host_of(environment);
@@ -137,6 +154,11 @@ void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo
   nlohmann::json labels = nlohmann::json::object();
   for (auto& [name, value] : numeric_labels(environment.variables))
     labels[name] = value ? nlohmann::json(*value) : nullptr;
+  // torch.multiprocessing.spawn's ranks have no RANK: the index spawn passed is what they use.
+  if (labels["rank"].is_null() && environment.spawn_index) labels["rank"] = *environment.spawn_index;
+  labels["spawn_index"] = environment.spawn_index ? nlohmann::json(*environment.spawn_index) : nullptr;
+  labels["dataloader_worker_id"] =
+      environment.dataloader_worker_id ? nlohmann::json(*environment.dataloader_worker_id) : nullptr;
   process_json["labels"] = std::move(labels);
   nlohmann::json variables = nlohmann::json::object();
   for (const auto& [name, value] : environment.variables)

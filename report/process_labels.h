@@ -36,7 +36,17 @@ struct ProcessEnvironment {
   // The machine's name as the system recorded it (gethostname for a live process, ABRT's
   // `hostname`); absent for a plain core, which does not hold it.
   std::optional<std::string> system_host;
+  // What the program knows of itself (cpython/runtime_labels.h): the index
+  // torch.multiprocessing.spawn passed it (its rank where RANK is not set), a DataLoader worker's
+  // id. os.environ's values are merged into `variables` (the program's, set at run time, win).
+  std::optional<int64_t> spawn_index;
+  std::optional<int64_t> dataloader_worker_id;
 };
+
+// Merges what the program knows now into `environment`: os.environ's label variables override
+// those of exec (the source then says so), and the spawn index and worker id are kept.
+void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::string, std::string>& now,
+                        std::optional<int64_t> spawn_index, std::optional<int64_t> dataloader_worker_id);
 
 // SLURMD_NODENAME (slurmd's name for the node, what `squeue` shows), else the system's name,
 // else the inherited HOSTNAME; nullopt when none is known.

@@ -67,6 +67,7 @@ ProcessLabels labels_from_json(const nlohmann::json& process) {
   labels.world_size = integer_field(process, kWorldSize);
   labels.slurm_procid = integer_field(process, kSlurmProcid);
   labels.role = string_field(process, kRole);
+  labels.dataloader_worker_id = integer_field(process, "dataloader_worker_id");
   return labels;
 }
 

@@ -166,9 +166,60 @@ const std::vector<Frame>& stack_frames(const ThreadRecord& thread, bool native) 
   return thread.python_frames;
 }
 
+namespace {
+
+// The same process given twice (its core and its --pid, or two collections of one node) is one
+// process: a second copy would make a group of it. Kept: the first, by host and PID.
+std::vector<ProcessRecord> drop_repeats(std::vector<ProcessRecord> processes, std::vector<std::string>& notes) {
+  std::set<std::pair<std::string, int64_t>> seen;
+  std::vector<ProcessRecord> kept;
+  for (ProcessRecord& process : processes) {
+    if (process.labels.pid) {
+      const std::pair<std::string, int64_t> key{process.labels.host.value_or(""), *process.labels.pid};
+      if (!seen.insert(key).second) {
+        notes.push_back(fmt::format("PID {}{} given again ({}): counted once", *process.labels.pid,
+                                    process.labels.host ? " on " + *process.labels.host : "", process.source));
+        continue;
+      }
+    }
+    kept.push_back(std::move(process));
+  }
+  return kept;
+}
+
+// A child waiting for a lock no thread of its own holds, whose parent is among the inputs with a
+// thread holding that very lock (same address: the child's memory is a copy of the parent's):
+// the lock was held when the parent forked, and the holder did not come along.
+void name_inherited_locks(std::vector<ProcessRecord>& processes) {
+  std::map<std::pair<std::string, int64_t>, const ProcessRecord*> by_pid;
+  for (const ProcessRecord& process : processes)
+    if (process.labels.pid) by_pid[{process.labels.host.value_or(""), *process.labels.pid}] = &process;
+  for (ProcessRecord& child : processes) {
+    if (!child.labels.ppid) continue;
+    auto parent = by_pid.find({child.labels.host.value_or(""), *child.labels.ppid});
+    if (parent == by_pid.end()) continue;
+    for (ThreadRecord& waiter : child.threads) {
+      if (!waiter.holder_gone || !waiter.blocked_object) continue;
+      for (const ThreadRecord& holder : parent->second->threads) {
+        if (std::find(holder.held_locks.begin(), holder.held_locks.end(), *waiter.blocked_object) ==
+            holder.held_locks.end())
+          continue;
+        const std::string who = holder.name ? fmt::format("thread \"{}\"", *holder.name) : std::string("a thread");
+        waiter.blocked_description = fmt::format(
+            "{} that {} of parent PID {} held at fork (fork before threads start, or use spawn)",
+            waiter.blocked_kind == "rlock" ? "an RLock" : "a Lock", who, *child.labels.ppid);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Triage merge(std::vector<ProcessRecord> processes) {
   Triage triage;
-  triage.processes = std::move(processes);
+  triage.processes = drop_repeats(std::move(processes), triage.notes);
+  name_inherited_locks(triage.processes);
   size_t with_native = 0, with_python = 0;
   for (const ProcessRecord& process : triage.processes) {
     bool python = std::any_of(process.threads.begin(), process.threads.end(),

@@ -41,7 +41,10 @@ struct EquivalenceClass {
 struct Verdict {
   enum class Kind { kNothing, kAllAlike, kOutliers, kNoMajority };
   Kind kind = Kind::kNothing;
-  std::string text;  // the one line printed first
+  // One short line per group: the odd ones out first, then the majority, then the idle; other
+  // roles after. `text` is them joined with newlines, printed first.
+  std::vector<std::string> lines;
+  std::string text;
 };
 
 struct Triage {

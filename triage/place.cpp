@@ -44,6 +44,12 @@ std::optional<Place> place_of(const std::vector<Frame>& stack) {
 }
 
 std::string format_place(const Place& place) {
+  // Code with no file of its own ("<string>": exec, python -c; "<stdin>") has no name a user
+  // would search for.
+  if (place.file == "<string>" && place.line)
+    return fmt::format("`{}` at line {} of code run by exec or -c", place.function, *place.line);
+  if (place.file == "<stdin>" && place.line)
+    return fmt::format("`{}` at line {} of code read from standard input", place.function, *place.line);
   if (place.line) return fmt::format("`{}` at {}:{}", place.function, base_name(place.file), *place.line);
   if (place.file.empty()) return fmt::format("`{}`", place.function);
   return fmt::format("`{}` in {}", place.function, base_name(place.file));

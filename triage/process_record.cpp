@@ -1,5 +1,6 @@
 #include "triage/process_record.h"
 
+#include <charconv>
 #include <map>
 
 #include <fmt/format.h>
@@ -57,6 +58,18 @@ std::optional<std::vector<Frame>> native_frames_of(const nlohmann::json& thread)
   return result;
 }
 
+// "0x7f12..." as a number; nullopt for anything else.
+std::optional<uint64_t> address_of(const nlohmann::json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (!text.starts_with("0x")) return std::nullopt;
+  uint64_t result = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data() + 2, end, result, 16);
+  if (error != std::errc() || stop != end || text.size() == 2) return std::nullopt;
+  return result;
+}
+
 ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> pid) {
   ThreadRecord record;
   record.native_thread_id = integer_of(thread, "native_thread_id");
@@ -71,6 +84,12 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
   if (state != thread.end() && state->is_object()) {
     auto main = state->find("main_thread");
     record.main_thread = main != state->end() && main->is_boolean() && main->get<bool>();
+    auto idle = state->find("idle");
+    record.idle = idle != state->end() && idle->is_boolean() && idle->get<bool>();
+    if (auto held = state->find("held_locks"); held != state->end() && held->is_array()) {
+      for (const auto& lock : *held)
+        if (auto address = address_of(lock)) record.held_locks.push_back(*address);
+    }
   } else {
     record.main_thread = pid && record.native_thread_id == pid;
   }
@@ -80,6 +99,9 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     std::string description = text_of(*blocked, "description");
     if (!kind.empty()) record.blocked_kind = kind;
     if (!description.empty()) record.blocked_description = description;
+    if (auto object = blocked->find("object"); object != blocked->end()) record.blocked_object = address_of(*object);
+    auto gone = blocked->find("holder_gone");
+    record.holder_gone = gone != blocked->end() && gone->is_boolean() && gone->get<bool>();
   }
   return record;
 }

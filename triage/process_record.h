@@ -35,6 +35,10 @@ struct ThreadRecord {
   std::optional<std::vector<Frame>> native_frames;
   std::optional<std::string> blocked_kind;         // blocked_on.kind: "lock", "event", ...
   std::optional<std::string> blocked_description;  // blocked_on.description
+  bool idle = false;  // state.idle: waits for work to come (no hang is there)
+  std::optional<uint64_t> blocked_object;  // blocked_on.object: the lock, Event... waited for
+  bool holder_gone = false;                // blocked_on.holder_gone: no thread here holds it
+  std::vector<uint64_t> held_locks;        // state.held_locks
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
   // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no
   // native frames; native_frames stays empty); blocked_kind and blocked_description say what it

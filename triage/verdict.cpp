@@ -1,6 +1,7 @@
 #include "triage/verdict.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -11,8 +12,29 @@
 namespace hangpy::triage {
 namespace {
 
-// More classes than this in the verdict make a paragraph, not a line; the rest are listed below it.
+// More classes than this in the verdict make a paragraph, not a few lines; the rest are listed
+// below it.
 constexpr size_t kMaxClassesInVerdict = 6;
+// One group's line, at most: a verdict is read, not scrolled.
+constexpr size_t kMaxLineLength = 200;
+
+// A wait kind (docs/json-schema.md's blocked_on.kind) as a user says it.
+std::string_view kind_in_words(std::string_view kind) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 26> kWords = {{
+      {"gil", "the GIL"}, {"lock", "a lock"}, {"rlock", "an RLock"}, {"condition", "a Condition"},
+      {"event", "an Event"}, {"semaphore", "a Semaphore"}, {"barrier", "a threading.Barrier"},
+      {"queue", "a queue"}, {"process_queue", "a multiprocessing queue or pipe"},
+      {"join", "another thread to end"}, {"child_process", "a child process"}, {"sleep", "a sleep"},
+      {"select", "select/poll on files or sockets"}, {"socket", "a socket"},
+      {"read", "a read from a pipe or file"}, {"pthread_mutex", "a C mutex (pthread)"},
+      {"collective", "a torch.distributed collective"}, {"garbage_collection", "the garbage collector"},
+      {"syscall", "a system call"}, {"task", "another task"}, {"future", "a Future"},
+      {"gather", "asyncio.gather"}, {"taskgroup", "a TaskGroup"}, {"executor", "a thread of an executor"},
+      {"other", "an awaitable"}, {"running", "nothing (running)"}}};
+  for (const auto& [name, words] : kWords)
+    if (kind == name) return words;
+  return kind;
+}
 
 // A class's processes with the same role, the class included.
 std::vector<int> classes_of_role(const Triage& triage, const std::optional<std::string>& role) {
@@ -56,7 +78,42 @@ std::optional<std::string> shared_blocked_on(const Triage& triage, const Equival
   }
   if (kinds.size() != 1 || kinds.begin()->empty() || *kinds.begin() == "unknown") return std::nullopt;
   if (descriptions.size() == 1 && !descriptions.begin()->empty()) return *descriptions.begin();
-  return *kinds.begin();
+  return std::string(kind_in_words(*kinds.begin()));
+}
+
+// Whether every thread with Python frames of every member waits for work (and one does).
+bool idle_class(const Triage& triage, const EquivalenceClass& cls) {
+  for (int p : cls.processes) {
+    bool some = false;
+    for (const ThreadRecord& thread : triage.processes[p].threads) {
+      if (thread.python_frames.empty() && !thread.asyncio_task) continue;
+      if (!thread.idle) return false;
+      some = true;
+    }
+    if (!some) return false;
+  }
+  return !cls.processes.empty();
+}
+
+// Cut to the verdict's line length, at a word where one is near.
+std::string cut_line(std::string line) {
+  if (line.size() <= kMaxLineLength) return line;
+  size_t cut = line.rfind(' ', kMaxLineLength - 4);
+  if (cut == std::string::npos || cut < kMaxLineLength / 2) cut = kMaxLineLength - 4;
+  line.resize(cut);
+  return line + " ...";
+}
+
+// The function a class's place calls when it is a torch.distributed collective, else "".
+std::string collective_of(const ClassPlace& where) {
+  static constexpr std::array<std::string_view, 17> kCollectives = {
+      "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+      "reduce_scatter_tensor", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
+      "all_to_all", "all_to_all_single", "reduce", "gather", "scatter"};
+  if (!where.place) return "";
+  for (std::string_view name : kCollectives)
+    if (where.place->function == name) return where.place->function;
+  return "";
 }
 
 }  // namespace
@@ -65,6 +122,11 @@ std::string process_name(const Triage& triage, int process) {
   const ProcessLabels& labels = triage.processes[process].labels;
   std::optional<int64_t> rank = rank_of(labels);
   std::string name = rank ? fmt::format("rank {}", *rank) : fmt::format("process {}", process);
+  // A DataLoader worker inherits its rank's RANK: it is that rank's worker, not the rank.
+  if (labels.dataloader_worker_id) {
+    name = rank ? fmt::format("rank {}'s DataLoader worker {}", *rank, *labels.dataloader_worker_id)
+                : fmt::format("DataLoader worker {}", *labels.dataloader_worker_id);
+  }
   std::vector<std::string> details;
   if (labels.pid) details.push_back(fmt::format("PID {}", *labels.pid));
   if (labels.host) details.push_back(fmt::format("on {}", *labels.host));
@@ -75,11 +137,18 @@ std::string process_name(const Triage& triage, int process) {
 std::string describe_processes(const Triage& triage, const std::vector<int>& members) {
   if (members.size() == 1) return process_name(triage, members.front());
   std::vector<int64_t> ranks, positions;
+  std::vector<int> workers;
   for (int p : members) {
-    if (auto rank = rank_of(triage.processes[p].labels)) ranks.push_back(*rank);
+    if (triage.processes[p].labels.dataloader_worker_id) workers.push_back(p);
+    else if (auto rank = rank_of(triage.processes[p].labels)) ranks.push_back(*rank);
     else positions.push_back(p);
   }
   std::vector<std::string> parts;
+  if (workers.size() > 3) {
+    parts.push_back(fmt::format("{} DataLoader workers", workers.size()));
+  } else {
+    for (int p : workers) parts.push_back(process_name(triage, p));
+  }
   if (!ranks.empty()) {
     std::string set = compact_ranges(ranks);
     parts.push_back(fmt::format("{} {}", set.find_first_of(",-") == std::string::npos ? "rank" : "ranks", set));
@@ -148,13 +217,18 @@ std::string describe_class(const Triage& triage, int class_index, bool with_frac
   const EquivalenceClass& cls = triage.classes[class_index];
   std::string text = describe_processes(triage, cls.processes);
   if (with_fraction && cls.processes.size() > 1)
-    text += fmt::format(" ({}/{})", cls.processes.size(), processes_of_role(triage, cls.role));
-  if (!is_plain_role(cls.role)) text += fmt::format(" [{}]", *cls.role);
+    text += fmt::format(" ({} of {})", cls.processes.size(), processes_of_role(triage, cls.role));
+  // The role, unless the names say it already ("DataLoader worker 1").
+  if (!is_plain_role(cls.role) && text.find(*cls.role) == std::string::npos) text += fmt::format(" [{}]", *cls.role);
   ClassPlace where = class_place(triage, class_index);
   text += where.place ? " in " + format_place(*where.place) : " with no Python stack";
-  if (where.blocked_on)
-    text += fmt::format(" ({}: {})", where.asyncio_task ? "asyncio task awaiting" : "blocked on",
-                        *where.blocked_on);
+  if (where.blocked_on && where.asyncio_task) {
+    text += ", an asyncio task awaiting " + *where.blocked_on;
+  } else if (where.blocked_on && where.blocked_on->starts_with("sleep")) {
+    text += ", sleeping" + where.blocked_on->substr(5);  // "sleep (clock_nanosleep)"
+  } else if (where.blocked_on) {
+    text += ", waiting for " + *where.blocked_on;
+  }
   // A deadlock inside the processes explains the hang better than any one stack does.
   const bool all_deadlocked = std::all_of(cls.processes.begin(), cls.processes.end(), [&](int p) {
     return !triage.processes[p].deadlocks.empty();
@@ -166,6 +240,65 @@ std::string describe_class(const Triage& triage, int class_index, bool with_frac
   return text;
 }
 
+namespace {
+
+// The lines of one role: its odd groups first, then the majority, then the idle ones.
+void role_lines(Triage& triage, const std::optional<std::string>& role, bool first_role,
+                Verdict& verdict, std::vector<std::string>& lines, size_t& left_out) {
+  std::vector<int> busy, idle;  // largest first
+  for (int c : classes_of_role(triage, role)) (idle_class(triage, triage.classes[c]) ? idle : busy).push_back(c);
+  const size_t total = processes_of_role(triage, role);
+  size_t idle_count = 0;
+  for (int c : idle) idle_count += triage.classes[c].processes.size();
+  auto add = [&](std::string line) {
+    if (lines.size() >= kMaxClassesInVerdict) {
+      ++left_out;
+      return;
+    }
+    lines.push_back(cut_line(std::move(line)));
+  };
+  Verdict::Kind kind = Verdict::Kind::kAllAlike;
+  // One group at work among idle ones is the odd one out.
+  if (busy.size() == 1 && !idle.empty()) kind = Verdict::Kind::kOutliers;
+  if (busy.size() > 1) {
+    kind = triage.classes[busy[0]].processes.size() > triage.classes[busy[1]].processes.size()
+               ? Verdict::Kind::kOutliers
+               : Verdict::Kind::kNoMajority;
+  }
+  if (first_role) verdict.kind = kind;
+  if (kind == Verdict::Kind::kOutliers && busy.size() == 1) {
+    triage.classes[busy[0]].outlier = true;
+    add(fmt::format("the odd one out: {}", describe_class(triage, busy[0], false)));
+  } else if (kind == Verdict::Kind::kOutliers) {
+    for (size_t k = 1; k < busy.size(); ++k) triage.classes[busy[k]].outlier = true;
+    const size_t odd = total - idle_count - triage.classes[busy[0]].processes.size();
+    for (size_t k = 1; k < busy.size(); ++k)
+      add(fmt::format("{}: {}", odd == 1 ? "the odd one out" : "odd one out", describe_class(triage, busy[k], false)));
+    add(fmt::format("the other {}: {}", total - idle_count - odd, describe_class(triage, busy[0], false)));
+    // Processes in two different collectives wait for each other forever.
+    const std::string majority_op = collective_of(class_place(triage, busy[0]));
+    const std::string odd_op = collective_of(class_place(triage, busy[1]));
+    if (!majority_op.empty() && !odd_op.empty()) {
+      const std::optional<Place> odd_place = class_place(triage, busy[1]).place;
+      const std::optional<Place> majority_place = class_place(triage, busy[0]).place;
+      if (odd_op != majority_op || odd_place->line != majority_place->line || odd_place->file != majority_place->file)
+        add(fmt::format("they wait in different collectives ({} and {}), which can never meet",
+                        format_place(*odd_place), format_place(*majority_place)));
+    }
+  } else if (kind == Verdict::Kind::kNoMajority) {
+    add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
+    for (int c : busy) add(describe_class(triage, c));
+  } else if (!busy.empty()) {
+    const size_t alike = triage.classes[busy[0]].processes.size();
+    add(alike > 1 ? fmt::format("all {} {}alike: {}", alike, is_plain_role(role) ? "processes " : "",
+                                describe_class(triage, busy[0], false))
+                  : describe_class(triage, busy[0], false));
+  }
+  for (int c : idle) add(fmt::format("idle (waiting for work): {}", describe_class(triage, c, false)));
+}
+
+}  // namespace
+
 Verdict decide_verdict(Triage& triage) {
   Verdict verdict;
   if (triage.processes.empty()) {
@@ -176,41 +309,26 @@ Verdict decide_verdict(Triage& triage) {
   std::vector<std::optional<std::string>> roles;
   for (const EquivalenceClass& cls : triage.classes)
     if (std::find(roles.begin(), roles.end(), cls.role) == roles.end()) roles.push_back(cls.role);
+  // A role that only waits for its children (a pre-fork server's parent, a launcher) says least:
+  // it goes last whatever its size.
+  auto waits_for_children = [&](const std::optional<std::string>& role) {
+    for (int c : classes_of_role(triage, role)) {
+      const std::optional<std::string> blocked = class_place(triage, c).blocked_on;
+      if (!blocked || !(blocked->starts_with("child process") || *blocked == "a child process")) return false;
+    }
+    return true;
+  };
   std::stable_sort(roles.begin(), roles.end(), [&](const auto& a, const auto& b) {
+    const bool a_waits = waits_for_children(a), b_waits = waits_for_children(b);
+    if (a_waits != b_waits) return b_waits;
     return processes_of_role(triage, a) > processes_of_role(triage, b);
   });
-  std::vector<std::string> parts;
-  size_t classes_left_out = 0;
-  for (size_t r = 0; r < roles.size(); ++r) {
-    std::vector<int> classes = classes_of_role(triage, roles[r]);  // largest first
-    const size_t total = processes_of_role(triage, roles[r]);
-    Verdict::Kind kind;
-    if (classes.size() == 1) {
-      kind = Verdict::Kind::kAllAlike;
-    } else if (triage.classes[classes[0]].processes.size() > triage.classes[classes[1]].processes.size()) {
-      kind = Verdict::Kind::kOutliers;
-      for (size_t k = 1; k < classes.size(); ++k) triage.classes[classes[k]].outlier = true;
-    } else {
-      kind = Verdict::Kind::kNoMajority;
-    }
-    if (r == 0) verdict.kind = kind;
-    std::string prefix;
-    if (kind == Verdict::Kind::kAllAlike && total > 1)
-      prefix = fmt::format("all {} {}alike: ", total, is_plain_role(roles[r]) ? "processes " : "");
-    if (kind == Verdict::Kind::kNoMajority)
-      prefix = fmt::format("no single outlier ({} groups, none larger): ", classes.size());
-    for (size_t k = 0; k < classes.size(); ++k) {
-      if (parts.size() >= kMaxClassesInVerdict) {
-        classes_left_out++;
-        continue;
-      }
-      parts.push_back((k == 0 ? prefix : "") +
-                      describe_class(triage, classes[k], kind != Verdict::Kind::kAllAlike));
-    }
-  }
-  verdict.text = fmt::format("{}", fmt::join(parts, "; "));
-  if (classes_left_out > 0)
-    verdict.text += fmt::format("; and {} more group{}", classes_left_out, classes_left_out == 1 ? "" : "s");
+  std::vector<std::string> lines;
+  size_t left_out = 0;
+  for (size_t r = 0; r < roles.size(); ++r) role_lines(triage, roles[r], r == 0, verdict, lines, left_out);
+  if (left_out > 0) lines.push_back(fmt::format("and {} more group{}", left_out, left_out == 1 ? "" : "s"));
+  verdict.lines = lines;
+  verdict.text = fmt::format("{}", fmt::join(lines, "\n"));
   return verdict;
 }
 

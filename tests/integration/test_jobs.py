@@ -6,16 +6,18 @@
   (tests/programs/job_allreduce_hang.py): `coreanalyze collect --pid AGENT -o DIR` then
   `coreanalyze triage DIR` (the collector's manifest.json files are no inputs), `triage --pid`
   of the same processes (live), and `collect --cores snapshot` then triage of the snapshot cores:
-  the verdict is the first line, names rank 5 and the line where it waits, and 7/8 in
+  the verdict opens the text, its first line names rank 5 and the line where it waits, the next the other 7 in
   `all_reduce`; the torchrun agent is no odd rank; --json says the same; --html (self-contained,
   and a headless Chromium screenshot that is not blank), --svg and --dot are written;
 - torch.multiprocessing.spawn with 4 ranks, rank 1 given one batch fewer: the verdict names
-  that process by PID (spawned ranks have no RANK in their environment) and its place, 3/4 in
+  that process as rank 1 (spawned ranks have no RANK in their environment: the index spawn passed
+  them is their rank) and its place, the other 3 in
   `all_reduce`;
 - a DataLoader with 3 workers, worker 1 waiting on an Event nobody sets
-  (job_dataloader_hang.py): the verdict names that DataLoader worker by PID and its place;
+  (job_dataloader_hang.py): the verdict names that DataLoader worker by its worker id and PID and
+  its place, and the other workers, waiting for indices, idle;
 - a pre-fork server of 4 workers (prefork_server.py; os.fork, as gunicorn does), worker 2 stuck
-  on a lock: the verdict names that worker by PID and its place.
+  on a lock: the verdict names that worker by PID and its place, and the other 3 idle in accept.
 
 Every process started runs in a session of its own, killed as a whole; cores are deleted.
 Exit status: 0 passed, 1 failed, 77 python3-torch (or Debian's python3) is not installed.
@@ -131,9 +133,10 @@ def triage(coreanalyze, inputs, pictures=()):
     document = json.loads(out)
     code, out, err = run([coreanalyze, "triage"] + inputs + list(pictures))
     lines = out.splitlines()
-    if code != 0 or not lines or lines[0] != document["verdict"]:
-        problems.append("text: exit %d, first line %r, not the verdict %r (%s)"
-                        % (code, lines[:1], document["verdict"], err[-300:]))
+    verdict_lines = document["verdict"].splitlines()
+    if code != 0 or lines[:len(verdict_lines)] != verdict_lines:
+        problems.append("text: exit %d, first lines %r, not the verdict %r (%s)"
+                        % (code, lines[:len(verdict_lines)], document["verdict"], err[-300:]))
     return document, lines, problems, seconds
 
 
@@ -147,6 +150,9 @@ def verdict_problems(document, want_in_verdict, odd_pid, count):
     for want in want_in_verdict:
         if want not in verdict:
             problems.append("the verdict lacks %r: %s" % (want, verdict))
+    # The odd one comes first.
+    if "PID %d" % odd_pid not in verdict.splitlines()[0]:
+        problems.append("the verdict's first line is not PID %d: %s" % (odd_pid, verdict))
     outlier_groups = set(index for index, group in enumerate(document["groups"]) if group["outlier"])
     outliers = [p["pid"] for p in document["processes"] if p["group"] in outlier_groups]
     if outliers != [odd_pid]:
@@ -201,7 +207,7 @@ def torchrun_case(results, coreanalyze, workdir):
         print("     (torchrun: %d ranks ready in %.1f s)" % (len(ranks), time.time() - started))
         odd_pid = ranks["rank%d" % TORCHRUN_ODD]
         wants = ["rank %d (PID %d" % (TORCHRUN_ODD, odd_pid), "job_allreduce_hang.py:%d" % line,
-                 "(7/8) in `all_reduce`"]
+                 "the other 7: ranks 0-4,6-7 in `all_reduce`"]
         out_dir = os.path.join(workdir, "torchrun-collected")
         problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
         collected = pids_of(out_dir)
@@ -214,7 +220,7 @@ def torchrun_case(results, coreanalyze, workdir):
             if not agents or agents[0].get("role") != "elastic agent":
                 problems.append("the torchrun agent: %s" % agents)
             # The agent has a part of its own in the verdict, as what it is, not as an odd rank.
-            for part in document["verdict"].split("; "):
+            for part in document["verdict"].splitlines():
                 if "PID %d" % job.pid in part and "[elastic agent]" not in part:
                     problems.append("the verdict names the agent as no agent: %s" % part)
         verdict = document["verdict"] if document else ""
@@ -269,7 +275,8 @@ def spawn_case(results, coreanalyze, workdir):
         out_dir = os.path.join(workdir, "spawn-collected")
         problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
         document, _, more, seconds = triage(coreanalyze, [out_dir])
-        wants = ["PID %d" % odd_pid, "job_allreduce_hang.py:%d" % line, "(3/4) in `all_reduce`"]
+        wants = ["rank %d (PID %d" % (SPAWN_ODD, odd_pid), "job_allreduce_hang.py:%d" % line,
+                 "the other 3: ranks 0,2-3 in `all_reduce`"]
         problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
         results.check("mp.spawn 4 ranks: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
@@ -286,7 +293,8 @@ def dataloader_case(results, coreanalyze, workdir):
         out_dir = os.path.join(workdir, "dataloader-collected")
         problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
         document, _, more, seconds = triage(coreanalyze, [out_dir])
-        wants = ["PID %d" % stuck, "job_dataloader_hang.py:%d" % line]
+        wants = ["DataLoader worker %d (PID %d" % (DATALOADER_STUCK, stuck), "job_dataloader_hang.py:%d" % line,
+                 "idle (waiting for work): "]
         problems += more + verdict_problems(document, wants, stuck, len(pids_of(out_dir)))
         if document is not None:
             roles = dict((p["pid"], p.get("role")) for p in document["processes"])
@@ -309,9 +317,9 @@ def prefork_case(results, coreanalyze, workdir):
         out_dir = os.path.join(workdir, "prefork-collected")
         problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
         document, _, more, seconds = triage(coreanalyze, [out_dir])
-        wants = ["PID %d" % stuck, "prefork_server.py:%d" % line, "(3/4)"]
+        wants = ["PID %d" % stuck, "prefork_server.py:%d" % line, "idle (waiting for work): processes"]
         problems += more + verdict_problems(document, wants, stuck, len(pids_of(out_dir)))
-        if document is not None and "PID %d" % job.pid in document["verdict"].split(";")[0]:
+        if document is not None and "PID %d" % job.pid in document["verdict"].splitlines()[0]:
             problems.append("the arbiter is counted among the workers: %s" % document["verdict"])
         results.check("pre-fork server, 4 workers: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)

@@ -45,8 +45,10 @@ RUN_TIMEOUT = 120
 SECRET_NAME = "HANGPY_TEST_API_TOKEN"
 LABELS = {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "SLURM_PROCID": "3",
           "HOSTNAME": "node-from-env"}
+# GROUP_RANK is set by the program in os.environ at run time: the labels are the program's now.
 EXPECTED_LABELS = {"rank": 3, "world_size": 8, "local_rank": 1, "slurm_procid": 3,
-                   "local_world_size": None, "group_rank": None, "slurm_localid": None,
+                   "local_world_size": None, "group_rank": 2, "slurm_localid": None,
+                   "spawn_index": None, "dataloader_worker_id": None,
                    "slurm_nodeid": None, "slurm_job_id": None}
 TEXT_LINE = "Role: training rank (rank 3 of 8, local rank 1, SLURM_PROCID 3), host %s"
 
@@ -144,10 +146,13 @@ def check_labels(process, text, expected_source, host, parent, problems):
         problems.append("ppid %r / parent_pid %r, want %d" % (process.get("ppid"), process.get("parent_pid"), parent))
     if process.get("host") != host:
         problems.append("host %r, want %r" % (process.get("host"), host))
+    # The run-time GROUP_RANK comes from os.environ; a snapshot's note holds it already.
+    if expected_source != "snapshot note":
+        expected_source += ", os.environ"
     if process.get("environment_source") != expected_source:
         problems.append("environment_source %r, want %r" % (process.get("environment_source"), expected_source))
-    if process.get("environment") != LABELS:
-        problems.append("environment %r, want %r" % (process.get("environment"), LABELS))
+    if process.get("environment") != dict(LABELS, GROUP_RANK="2"):
+        problems.append("environment %r, want %r" % (process.get("environment"), dict(LABELS, GROUP_RANK="2")))
     line = TEXT_LINE % host
     if line not in text.splitlines():
         problems.append("no text line %r in: %r" % (line, text.splitlines()[:4]))
@@ -211,7 +216,8 @@ def check_wrappers(coreanalyze, label, core, pid, workdir, results):
     abrt = test_inputs.make_abrt_directory(core, proc, w("ccpp-full"))
     problems = []
     process, text = process_of(coreanalyze, abrt, problems)
-    if process is not None and (process["labels"]["rank"] != 3 or process["environment_source"] != "initial stack"):
+    if process is not None and (process["labels"]["rank"] != 3 or
+                                process["environment_source"] != "initial stack, os.environ"):
         problems.append("want the core's own rank 3 from its initial stack, got %r from %r"
                         % (process["labels"]["rank"], process["environment_source"]))
     results.check("%s: ABRT directory: the core's environment first" % label, problems)
@@ -296,8 +302,17 @@ def check_roles(coreanalyze, label, executable, mode, env, results, gcore_role=N
                     got = (process["role"], process["ppid"], process["labels"]["rank"])
                     if got != (want_role[what], want_parent, 0):
                         problems.append("role, ppid, rank %r, want %r" % (got, (want_role[what], want_parent, 0)))
-                    if "Role: %s (rank 0 of 2)" % want_role[what] not in text:
-                        problems.append("text header: %r" % text.splitlines()[:3])
+                    header = "Role: %s (rank 0 of 2)" % want_role[what]
+                    if what == "DataLoader worker":
+                        # The worker's id, as the worker wrote it (its rank is its parent's).
+                        with open(os.path.join(workdir, "worker.%s" % pid)) as stream:
+                            worker_id = int(stream.read())
+                        if process["labels"]["dataloader_worker_id"] != worker_id:
+                            problems.append("dataloader_worker_id %r, want %d" % (
+                                process["labels"]["dataloader_worker_id"], worker_id))
+                        header = "Role: %s (rank 0 of 2, DataLoader worker %d)" % (want_role[what], worker_id)
+                    if header not in text:
+                        problems.append("text header: %r, want %r" % (text.splitlines()[:3], header))
                 results.check("%s: %s %d (--pid)" % (label, what, pid), problems)
                 if what == gcore_role:
                     problems = []

@@ -5,8 +5,9 @@ Four processes of one interpreter run tests/programs/triage_rank.py with RANK=0.
 environment, as torchrun starts ranks; rank 2 is the odd one (in barrier(), the others in
 all_reduce()), and every rank has two pool threads alike. Checked:
 
-- `triage --pid ...` (live, in parallel): the verdict is the text's first line, names 3 of 4 in
-  all_reduce and the odd process by its PID (and by rank 2 once --json reports rank labels), and
+- `triage --pid ...` (live, in parallel): the verdict opens the text, its first line names the odd
+  process by its PID (and by rank 2 once --json reports rank labels), its second the other 3 in
+  all_reduce, and it
   folds the pool threads (x2); --json says the same; --html, --svg and --dot are written;
 - the same job from cores (gcore) and from a directory of the processes' --json results;
 - 1,024 ranks made from those real documents (triage_sets.py), one of them odd: the verdict names
@@ -90,10 +91,13 @@ def verdict_problems(document, odd_pid, odd_rank, count):
     ranks_known = all(p["rank"] is not None for p in document["processes"])
     if ranks_known and "rank %d (" % odd_rank not in verdict:
         problems.append("the verdict does not name rank %d: %s" % (odd_rank, verdict))
-    if "(%d/%d) in `all_reduce` at triage_rank.py" % (count - 1, count) not in verdict:
-        problems.append("the verdict does not put %d/%d in all_reduce: %s" % (count - 1, count, verdict))
-    if "in `Event.wait` at triage_rank.py:23" not in verdict:
-        problems.append("the verdict does not put the odd one in barrier's Event.wait: %s" % verdict)
+    lines = verdict.splitlines()
+    if len(lines) < 2 or not lines[1].startswith("the other %d: " % (count - 1)) or \
+            "in `all_reduce` at triage_rank.py" not in lines[1]:
+        problems.append("the verdict's second line does not put the other %d in all_reduce: %s" % (count - 1, verdict))
+    if not lines[0].startswith("the odd one out: ") or "PID %d" % odd_pid not in lines[0] or \
+            "in `Event.wait` at triage_rank.py:23" not in lines[0]:
+        problems.append("the verdict's first line is not the odd one in barrier's Event.wait: %s" % verdict)
     if not groups[1]["outlier"] or groups[0]["outlier"]:
         problems.append("outlier flags %s" % [g["outlier"] for g in groups])
     pool = [s for s in groups[0]["stacks"] if s["count"] == 2]
@@ -123,9 +127,11 @@ def check_triage(results, label, coreanalyze, inputs, odd_pid, workdir, count=WO
             results.report("SKIP", "--svg", ["Graphviz's dot is not installed (apt-get install graphviz)"])
     text = run(argv + picture_args)
     lines = text.stdout.decode("utf-8", "replace").splitlines()
-    if text.returncode != 0 or not lines or lines[0] != document["verdict"]:
-        problems.append("text: exit %d, first line %r, not the verdict %r (%s)"
-                        % (text.returncode, lines[:1], document["verdict"], text.stderr.decode()[-300:]))
+    verdict_lines = document["verdict"].splitlines()
+    if text.returncode != 0 or lines[:len(verdict_lines)] != verdict_lines:
+        problems.append("text: exit %d, first lines %r, not the verdict %r (%s)"
+                        % (text.returncode, lines[:len(verdict_lines)], document["verdict"],
+                           text.stderr.decode()[-300:]))
     if "<- outlier" not in "\n".join(lines):
         problems.append("the text tree marks no outlier")
     if pictures:
@@ -210,7 +216,7 @@ def check_scale(results, coreanalyze, majority_json, odd_json, workdir):
         document = json.loads(result.stdout)
         odd_pid = 100000 + SCALE_ODD_RANK
         problems = verdict_problems(document, odd_pid, SCALE_ODD_RANK, SCALE_COUNT)
-        if "ranks 0-776,778-1023 (1023/1024)" not in document["verdict"]:
+        if "the other 1023: ranks 0-776,778-1023 in" not in document["verdict"]:
             problems.append("the verdict does not give the rank set 0-776,778-1023: %s" % document["verdict"])
         if "rank 777 (PID 100777 on node097)" not in document["verdict"]:
             problems.append("the verdict does not name rank 777 on node097: %s" % document["verdict"])

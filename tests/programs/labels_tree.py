@@ -5,7 +5,8 @@
 
 Each mode writes READY_PATH (JSON: the role of each process by PID) once every process has
 started, then every process blocks until killed:
-- plain: this process only (its labels come from the environment the test gives it);
+- plain: this process only (its labels come from the environment the test gives it, and one,
+  GROUP_RANK=2, it sets in os.environ at run time, as scripts set RANK);
 - tree: a child started with the 'spawn' context (which starts multiprocessing's
   resource_tracker from 3.8 on) and one started with 'fork';
 - dataloader: a torch DataLoader with 2 workers, each blocked in its dataset's __getitem__.
@@ -57,8 +58,9 @@ class BlockingDataset(object):
         return 100
 
     def __getitem__(self, index):
-        with open(os.path.join(self.directory, "worker.%d" % os.getpid()), "w"):
-            pass
+        import torch.utils.data
+        with open(os.path.join(self.directory, "worker.%d" % os.getpid()), "w") as out:
+            out.write(str(torch.utils.data.get_worker_info().id))  # the worker's id: ground truth
         block_forever()
 
 
@@ -83,6 +85,7 @@ def dataloader(ready_path):
 def main():
     mode, ready_path = sys.argv[1], sys.argv[2]
     if mode == "plain":
+        os.environ["GROUP_RANK"] = "2"
         write_ready(ready_path, {str(os.getpid()): "main"})
         block_forever()
     elif mode == "tree":

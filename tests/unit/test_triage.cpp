@@ -127,12 +127,14 @@ TEST(TriageMerge, ClassesAreProcessesWithEqualStackSets) {
 TEST(TriageVerdict, OneOutlierOfEight) {
   Triage triage = merge(job(8, {3}));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers);
+  // The odd one first, then the majority: one line each.
   EXPECT_EQ(triage.verdict.text,
-            "ranks 0-2,4-7 (7/8) in `all_reduce` at train.py:88; rank 3 (PID 1003) in "
-            "`Condition.wait` at train.py:120 (blocked on: Event 0x7f0000000010)");
-  // The verdict is the first line of the text.
+            "the odd one out: rank 3 (PID 1003) in `Condition.wait` at train.py:120, waiting for "
+            "Event 0x7f0000000010\n"
+            "the other 7: ranks 0-2,4-7 in `all_reduce` at train.py:88");
+  // The verdict opens the text.
   std::string text = report::format_triage(triage);
-  EXPECT_EQ(text.substr(0, text.find('\n')), triage.verdict.text);
+  EXPECT_EQ(text.substr(0, triage.verdict.text.size()), triage.verdict.text);
   EXPECT_NE(text.find("<- outlier"), std::string::npos) << text;
 }
 
@@ -140,9 +142,9 @@ TEST(TriageVerdict, TwoGroupsOfFourHaveNoSingleOutlier) {
   Triage triage = merge(job(8, {4, 5, 6, 7}));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kNoMajority);
   EXPECT_EQ(triage.verdict.text,
-            "no single outlier (2 groups, none larger): ranks 0-3 (4/8) in `all_reduce` at "
-            "train.py:88; ranks 4-7 (4/8) in `Condition.wait` at train.py:120 (blocked on: Event "
-            "0x7f0000000010)");
+            "no single odd one out: 2 groups, none larger\n"
+            "ranks 0-3 (4 of 8) in `all_reduce` at train.py:88\n"
+            "ranks 4-7 (4 of 8) in `Condition.wait` at train.py:120, waiting for Event 0x7f0000000010");
   for (const EquivalenceClass& cls : triage.classes) EXPECT_FALSE(cls.outlier);
 }
 
@@ -154,16 +156,17 @@ TEST(TriageVerdict, AllAlike) {
 
 TEST(TriageVerdict, ProcessesWithoutRanksGoByPositionAndPid) {
   Triage triage = merge(job(4, {2}, /*with_ranks=*/false));
-  EXPECT_EQ(triage.verdict.text.substr(0, triage.verdict.text.find(" in ")), "processes 0-1,3 (3/4)");
-  EXPECT_NE(triage.verdict.text.find("; process 2 (PID 1002) in `Condition.wait`"), std::string::npos)
-      << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines.at(0).substr(0, triage.verdict.lines[0].find(" in ")),
+            "the odd one out: process 2 (PID 1002)");
+  EXPECT_EQ(triage.verdict.lines.at(1).substr(0, triage.verdict.lines[1].find(" in ")), "the other 3: processes 0-1,3");
 }
 
 TEST(TriageVerdict, BlockedOnKindWhenTheDescriptionsDiffer) {
   std::vector<ProcessRecord> records = job(4, {0, 1, 2});
   records[1].threads[0].blocked_description = "Event 0x7f0000000020";
   Triage triage = merge(std::move(records));
-  EXPECT_NE(triage.verdict.text.find("ranks 0-2 (3/4) in `Condition.wait` at train.py:120 (blocked on: event)"),
+  // The kind of wait they share, in words.
+  EXPECT_NE(triage.verdict.text.find("the other 3: ranks 0-2 in `Condition.wait` at train.py:120, waiting for an Event"),
             std::string::npos)
       << triage.verdict.text;
 }
@@ -181,8 +184,9 @@ TEST(TriageVerdict, RolesAreComparedApart) {
   Triage triage = merge(std::move(records));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);  // the agent is no odd rank
   for (const EquivalenceClass& cls : triage.classes) EXPECT_FALSE(cls.outlier);
-  EXPECT_NE(triage.verdict.text.find("; process 4 (PID 900) [elastic agent] in `run` at run.py:800"),
-            std::string::npos) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines, (std::vector<std::string>{
+                                     "all 4 processes alike: ranks 0-3 in `all_reduce` at train.py:88",
+                                     "process 4 (PID 900) [elastic agent] in `run` at run.py:800"}));
 }
 
 // A pre-fork server: the parent and its 4 forked workers are all plain processes; the parent is
@@ -210,16 +214,91 @@ TEST(TriageVerdict, ForkedChildrenAreComparedApartFromTheirParent) {
       EXPECT_TRUE(triage.classes[c].outlier);
     }
   }
-  EXPECT_NE(triage.verdict.text.find("(3/4) [child] in `all_reduce`"), std::string::npos) << triage.verdict.text;
+  EXPECT_NE(triage.verdict.text.find("the other 3: processes 1-3 [child] in `all_reduce`"), std::string::npos)
+      << triage.verdict.text;
+}
+
+// A pre-fork server with 3 workers: 2 stuck at startup, 1 idle in accept. The idle one is no
+// odd one out, whatever the count says.
+TEST(TriageVerdict, IdleIsNotOdd) {
+  std::vector<ProcessRecord> records = job(3, {0, 1}, false);
+  records[2].threads.resize(1);
+  records[2].threads[0].python_frames = {Frame{Frame::Kind::kPython, "serve", "/srv/server.py", 30},
+                                         Frame{Frame::Kind::kPython, "accept", "/usr/lib/python3.11/socket.py", 294}};
+  records[2].threads[0].idle = true;
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines, (std::vector<std::string>{
+                                      "the odd one out: processes 0-1 in `Condition.wait` at train.py:120, "
+                                      "waiting for Event 0x7f0000000010",
+                                      "idle (waiting for work): process 2 (PID 1002) in `accept` at server.py:30"}));
+  EXPECT_FALSE(triage.classes[triage.class_of[2]].outlier);
+}
+
+TEST(TriageVerdict, TheSameProcessGivenTwiceCountsOnce) {
+  std::vector<ProcessRecord> records = job(4, {3});
+  records.push_back(records[3]);
+  records.back().source = "again.json";
+  Triage triage = merge(std::move(records));
+  EXPECT_EQ(triage.processes.size(), 4u);
+  ASSERT_EQ(triage.notes.size(), 1u);
+  EXPECT_EQ(triage.notes[0], "PID 1003 given again (again.json): counted once");
+  EXPECT_EQ(triage.verdict.lines.at(1), "the other 3: ranks 0-2 in `all_reduce` at train.py:88");
+}
+
+TEST(TriageVerdict, GroupsInDifferentCollectivesCanNeverMeet) {
+  std::vector<ProcessRecord> records = job(4, {});
+  records[3].threads[0].python_frames[1].line = 95;
+  records[3].threads[0].python_frames[2].function = "barrier";
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.verdict.lines.size(), 3u) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines[0], "the odd one out: rank 3 (PID 1003) in `barrier` at train.py:95");
+  EXPECT_EQ(triage.verdict.lines[2],
+            "they wait in different collectives (`barrier` at train.py:95 and `all_reduce` at train.py:88), "
+            "which can never meet");
+}
+
+// A child forked while a thread of its parent held a lock waits for it for ever; with the parent
+// among the inputs, the line names the thread that held it.
+TEST(TriageVerdict, ALockHeldAtForkIsNamedByItsHolderInTheParent) {
+  std::vector<ProcessRecord> records = job(2, {}, false);
+  records[0].threads[1].name = "cache-filler";
+  records[0].threads[1].held_locks = {0x7f0000000abc};
+  records[1].labels.ppid = 1000;
+  for (ProcessRecord& record : records) record.labels.role = "process";
+  records[0].threads[0].python_frames = {Frame{Frame::Kind::kPython, "main", "/srv/server.py", 58}};
+  records[0].threads[0].blocked_kind = "child_process";
+  records[0].threads[0].blocked_description = "child process 1001";
+  ThreadRecord& waiter = records[1].threads[0];
+  waiter.blocked_kind = "lock";
+  waiter.blocked_object = 0x7f0000000abc;
+  waiter.holder_gone = true;
+  waiter.blocked_description = "Lock 0x7f0000000abc (no other thread here can release it)";
+  Triage triage = merge(std::move(records));
+  EXPECT_EQ(*triage.processes[1].threads[0].blocked_description,
+            "a Lock that thread \"cache-filler\" of parent PID 1000 held at fork (fork before threads start, "
+            "or use spawn)");
+  // The stuck child comes first; its parent only waits for it.
+  EXPECT_NE(triage.verdict.lines.at(0).find("thread \"cache-filler\" of parent PID 1000 held at fork"),
+            std::string::npos)
+      << triage.verdict.text;
+}
+
+TEST(TriageVerdict, DataLoaderWorkersAreTheirRanksWorkers) {
+  std::vector<ProcessRecord> records = job(2, {1});
+  records[1].labels.dataloader_worker_id = 1;
+  EXPECT_EQ(process_name(merge(records), 1), "rank 1's DataLoader worker 1 (PID 1001)");
+  records[1].labels.rank.reset();
+  EXPECT_EQ(process_name(merge(records), 1), "DataLoader worker 1 (PID 1001)");
 }
 
 TEST(TriageVerdict, DeadlocksInsideTheProcessesCarryIn) {
   std::vector<ProcessRecord> records = job(4, {3});
   for (ProcessRecord& record : records) record.deadlocks = {"deadlock: thread \"a\" waits for ..."};
   Triage triage = merge(std::move(records));
-  EXPECT_NE(triage.verdict.text.find("at train.py:88, a deadlock in each; rank 3"), std::string::npos)
+  EXPECT_NE(triage.verdict.text.find("at train.py:88, a deadlock in each"), std::string::npos)
       << triage.verdict.text;
-  EXPECT_NE(triage.verdict.text.find("(blocked on: Event 0x7f0000000010); deadlock: thread \"a\""),
+  EXPECT_NE(triage.verdict.text.find("waiting for Event 0x7f0000000010; deadlock: thread \"a\""),
             std::string::npos) << triage.verdict.text;
 }
 
@@ -418,15 +497,15 @@ TEST(TriageAsyncio, IdenticalTasksOfAFleetFoldIntoOneBranch) {
 TEST(TriageAsyncio, AnAllAlikeFleetIsNamedByATaskNotByItsIdleLoop) {
   Triage triage = merge(services(3, {}));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kAllAlike);
-  EXPECT_EQ(triage.verdict.text, "all 3 processes alike: processes 0-2 in `fetch` at app.py:6 "
-                                 "(asyncio task awaiting: Future pending, 1 callback)");
+  EXPECT_EQ(triage.verdict.text, "all 3 processes alike: processes 0-2 in `fetch` at app.py:6, "
+                                 "an asyncio task awaiting Future pending, 1 callback");
 }
 
 TEST(TriageAsyncio, TheOddTaskMakesTheOutlierAndSaysWhatItAwaits) {
   Triage triage = merge(services(4, {2}));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers);
-  EXPECT_NE(triage.verdict.text.find("; process 2 (PID 2002) in `Lock.acquire` at app.py:14 "
-                                     "(asyncio task awaiting: asyncio.Lock held by holder)"),
+  EXPECT_NE(triage.verdict.lines.at(0).find("the odd one out: process 2 (PID 2002) in `Lock.acquire` at app.py:14, "
+                                           "an asyncio task awaiting asyncio.Lock held by holder"),
             std::string::npos) << triage.verdict.text;
   std::string text = report::format_triage(triage);
   EXPECT_NE(text.find("`handler` at app.py:14  [1 asyncio task: process 2 (PID 2002)]  <- outlier"),

@@ -1,0 +1,31 @@
+// Who a process is in its job as the program knows it now, read from its memory: os.environ's
+// values of the label variables (a script may set RANK at run time; the initial stack and
+// /proc/PID/environ keep the values of exec), the index torch.multiprocessing.spawn passed to
+// the process (its `_wrap` frame's `i`: what such programs use as their rank), and a DataLoader
+// worker's id (its `_worker_loop` frame's `worker_id`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cpython/address_space.h"
+#include "cpython/stacks.h"
+
+namespace hangpy::cpython {
+
+// os.environ's entries now, of the names `wanted` accepts (no other entry's value is read; the
+// names of other lengths are not read either).
+std::map<std::string, std::string> read_environment_now(const AddressSpace& memory, const ProcessStacks& stacks,
+                                                        const std::function<bool(std::string_view)>& wanted);
+
+struct JobIndexes {
+  std::optional<int64_t> spawn_index;
+  std::optional<int64_t> dataloader_worker_id;
+};
+JobIndexes read_job_indexes(const AddressSpace& memory, const ProcessStacks& stacks);
+
+}  // namespace hangpy::cpython

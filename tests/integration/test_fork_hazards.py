@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Integration test: a lock held by another thread when a process forked (issue 21), on real
+processes of several interpreters (tests/programs/fork_held_lock.py writes the cause before
+either process blocks: the parent's and the child's PIDs, the lock's address, the holder's name,
+the child's line):
+
+- `--pid CHILD --json`: the child's main thread waits for that lock, and the lock is held by no
+  thread of the child (blocked_on.holder_gone), said in words;
+- `--pid PARENT --json`: the parent's thread "cache-filler" holds that lock;
+- `triage --pid PARENT --pid CHILD`: the verdict's first line is the child, by PID, at its line,
+  waiting for the lock that thread "cache-filler" of its parent held at fork, with the remedy;
+  the parent, which only waits for its child, comes after.
+
+Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cores  # noqa: E402
+import interpreters  # noqa: E402
+import run_scenarios  # noqa: E402
+from results import Results  # noqa: E402
+
+NAMES = ("debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.9", "pyenv-3.12", "pyenv-3.13")
+PROGRAM = "fork_held_lock.py"
+RUN_TIMEOUT = 60
+
+
+def run_json(argv, problems):
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+    if result.returncode != 0:
+        problems.append("%s: exit %d: %s" % (" ".join(argv[1:]), result.returncode,
+                                             result.stderr.decode("utf-8", "replace")[-400:]))
+        return None
+    return json.loads(result.stdout.decode("utf-8"))
+
+
+def check_child(document, truth, problems):
+    # Its one thread (2.7 also keeps the thread states of the threads fork left behind).
+    threads = [thread for thread in document.get("threads") or []
+               if (thread.get("state") or {}).get("main_thread")]
+    if len(threads) != 1:
+        problems.append("child: %d main threads, expected one" % len(threads))
+        return
+    blocked = threads[0].get("blocked_on") or {}
+    if blocked.get("kind") != "lock" or blocked.get("object") != truth["lock"]:
+        problems.append("child: blocked on %r, expected the lock %s" % (blocked, truth["lock"]))
+    if blocked.get("holder_gone") is not True:
+        problems.append("child: holder_gone is %r, expected true" % blocked.get("holder_gone"))
+    if "held when the process forked" not in (blocked.get("description") or ""):
+        problems.append("child: the description does not say the lock was held at fork: %r" %
+                        blocked.get("description"))
+    lines = [frame.get("line") for frame in threads[0].get("frames") or []]
+    if truth["child_line"] not in lines:
+        problems.append("child: no frame at line %d: %r" % (truth["child_line"], lines))
+
+
+def check_parent(document, truth, problems):
+    holders = [thread for thread in document.get("threads") or [] if thread.get("name") == truth["holder"]]
+    if not holders:
+        problems.append("parent: no thread named %r" % truth["holder"])
+    elif truth["lock"] not in ((holders[0].get("state") or {}).get("held_locks") or []):
+        problems.append("parent: %r holds %r, expected the lock %s" % (
+            truth["holder"], (holders[0].get("state") or {}).get("held_locks"), truth["lock"]))
+
+
+def check_triage(coreanalyze, truth, problems):
+    result = subprocess.run([coreanalyze, "triage", "--pid", str(truth["parent_pid"]), "--pid",
+                             str(truth["child_pid"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=RUN_TIMEOUT)
+    text = result.stdout.decode("utf-8", "replace")
+    lines = text.splitlines()
+    if result.returncode != 0 or len(lines) < 2:
+        problems.append("triage: exit %d: %s %s" % (result.returncode, text[-400:],
+                                                    result.stderr.decode("utf-8", "replace")[-400:]))
+        return
+    first, second = lines[0], lines[1]
+    wanted = ["PID %d" % truth["child_pid"], "fork_held_lock.py:%d" % truth["child_line"],
+              "a Lock that thread \"%s\" of parent PID %d held at fork" % (truth["holder"], truth["parent_pid"]),
+              "use spawn"]
+    for part in wanted:
+        if part not in first:
+            problems.append("triage: the first line lacks %r: %s" % (part, first))
+    if "PID %d" % truth["parent_pid"] not in second or "child process %d" % truth["child_pid"] not in second:
+        problems.append("triage: the second line is not the parent waiting for its child: %s" % second)
+
+
+def one_interpreter(coreanalyze, interpreter, workdir):
+    truth_path = os.path.join(workdir, "truth.json")
+    if interpreter.root:
+        program_dir = cores.install_programs(os.path.join(workdir, "programs"))
+    else:
+        program_dir = cores.PROGRAMS
+    argv = interpreter.command(interpreter.guest_path(workdir), [
+        interpreter.guest_path(os.path.join(program_dir, PROGRAM)), interpreter.guest_path(truth_path)])
+    process = subprocess.Popen(argv, cwd=workdir, env=cores.scenario_environment(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    truth = None
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and process.poll() is None and not (
+                os.path.exists(truth_path) and os.path.exists(truth_path + ".child")):
+            time.sleep(0.02)
+        if not os.path.exists(truth_path):
+            process.kill()
+            return ["the program never blocked: %s" % process.communicate()[0].decode("utf-8", "replace")[-600:]]
+        with open(truth_path) as stream:
+            truth = json.load(stream)
+        time.sleep(0.5)  # from the child's note to its wait for the lock
+        problems = []
+        child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
+        if child is not None:
+            check_child(child, truth, problems)
+        parent = run_json([coreanalyze, "--pid", str(truth["parent_pid"]), "--json"], problems)
+        if parent is not None:
+            check_parent(parent, truth, problems)
+        check_triage(coreanalyze, truth, problems)
+        return problems
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+
+
+def main():
+    args = interpreters.driver_arguments(__doc__)
+    results = Results()
+    for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
+        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-fork-")
+        try:
+            results.check("%s: a lock held by another thread at fork: the child's wait, the parent's "
+                          "holder, the triage's first line" % name,
+                          one_interpreter(args.coreanalyze, interpreter, workdir))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return results.finish(skip_when_none_ran=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
