@@ -53,11 +53,26 @@ const Entry* find(int64_t number) {
   return nullptr;
 }
 
+struct Named {
+  int64_t number;
+  std::string_view name;
+};
+
+// Every call's name, from the kernel's header (diagnosis/CMakeLists.txt); the first entry stands
+// for none, so that the table is never empty.
+constexpr Named kAllNames[] = {
+    {-1, ""},
+#include "diagnosis/syscall_names_x86_64.inc"
+};
+
 }  // namespace
 
 std::string_view syscall_name(int64_t number) {
-  const Entry* entry = find(number);
-  return entry ? entry->name : std::string_view();
+  if (number < 0) return {};
+  if (const Entry* entry = find(number)) return entry->name;
+  for (const Named& named : kAllNames)
+    if (named.number == number) return named.name;
+  return {};
 }
 
 SyscallKind syscall_kind(int64_t number) {

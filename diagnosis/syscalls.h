@@ -28,7 +28,8 @@ inline constexpr int64_t kAccept4 = 288;
 inline constexpr int64_t kEpollPwait2 = 441;
 }  // namespace syscall_numbers
 
-// "futex", "epoll_wait", ...; empty for a number the table does not hold (and for -1: none).
+// "futex", "epoll_wait", "restart_syscall", ...: every call the kernel's header names; empty for
+// a number it does not (and for -1: none).
 std::string_view syscall_name(int64_t number);
 
 // What kind of waiting a system call is, for "blocked on" lines.

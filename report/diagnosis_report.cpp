@@ -45,6 +45,12 @@ std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
   parts.push_back(thread.registers_known ? syscall_text(thread) : "system call unknown");
   std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
   text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
+  // What it holds is what others may wait for: a deadlock's other half, a fork's lost lock.
+  if (!thread.held_locks.empty()) {
+    std::vector<std::string> held;
+    for (uint64_t lock : thread.held_locks) held.push_back(fmt::format("0x{:x}", lock));
+    text += fmt::format("  Holds: lock{} {}\n", held.size() == 1 ? "" : "s", fmt::join(held, ", "));
+  }
   return text;
 }
 

@@ -6,7 +6,8 @@ the child's line):
 
 - `--pid CHILD --json`: the child's main thread waits for that lock, and the lock is held by no
   thread of the child (blocked_on.holder_gone), said in words;
-- `--pid PARENT --json`: the parent's thread "cache-filler" holds that lock;
+- `--pid PARENT --json`: the parent's thread "cache-filler" holds that lock (state.held_locks),
+  and the text says so under that thread ("Holds: lock 0x...");
 - `triage --pid PARENT --pid CHILD`: the verdict's first line is the child, by PID, at its line,
   waiting for the lock that thread "cache-filler" of its parent held at fork, with the remedy;
   the parent, which only waits for its child, comes after.
@@ -120,6 +121,13 @@ def one_interpreter(coreanalyze, interpreter, workdir):
         parent = run_json([coreanalyze, "--pid", str(truth["parent_pid"]), "--json"], problems)
         if parent is not None:
             check_parent(parent, truth, problems)
+        # The text says what the holder holds, under its thread.
+        text = subprocess.run([coreanalyze, "--pid", str(truth["parent_pid"])], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=RUN_TIMEOUT).stdout.decode("utf-8", "replace")
+        holder_part = text.split('"%s"' % truth["holder"], 1)[-1].split("\nThread ", 1)[0]
+        if "Holds: lock %s" % truth["lock"] not in holder_part:
+            problems.append("parent's text: no 'Holds: lock %s' under thread %r: %s" % (
+                truth["lock"], truth["holder"], holder_part[:300]))
         check_triage(coreanalyze, truth, problems)
         return problems
     finally:

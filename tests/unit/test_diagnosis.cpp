@@ -2,6 +2,7 @@
 // names say. Native frame names are the ones libdwfl gave for real cores (Debian 3.11 and glibc
 // 2.36: a ctypes pthread_mutex_lock waiter, a take_gil waiter); the c10d/gloo names are
 // libtorch's mangled symbols for ProcessGroupGloo::allreduce and gloo's transport.
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include "diagnosis/classify.h"
@@ -44,6 +45,15 @@ TEST(Syscalls, NamesFromTheX8664Table) {
   EXPECT_EQ(syscall_name(0), "read");
   EXPECT_EQ(syscall_name(-1), "");  // not in a system call
   EXPECT_EQ(syscall_name(100000), "");
+}
+
+// Every call the kernel's header names, not only those the kinds table holds.
+TEST(Syscalls, EveryCallOfTheKernelsHeaderByName) {
+  if (!std::ifstream("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")) GTEST_SKIP() << "no linux-libc-dev header";
+  EXPECT_EQ(syscall_name(219), "restart_syscall");
+  EXPECT_EQ(syscall_name(39), "getpid");
+  EXPECT_EQ(syscall_name(435), "clone3");
+  EXPECT_EQ(syscall_kind(219), SyscallKind::kOther);
 }
 
 TEST(Syscalls, KindsOfWaiting) {
