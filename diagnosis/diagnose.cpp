@@ -36,6 +36,7 @@ struct Context {
   std::function<std::optional<std::string>(uint64_t)> function_at;
   std::vector<LockState> candidates;
   std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
+  std::unordered_map<uint64_t, uint64_t> thread_objects;  // threading's Thread objects by ident
   bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
 };
 
@@ -132,7 +133,26 @@ bool only_thread(const Context& context) {
   return context.stacks.threads.size() == 1;
 }
 
+// The thread whose end releases `lock`: threading gives each Thread a lock (_tstate_lock, 3.x)
+// that its thread holds until it ends, which join() and the interpreter's exit wait for.
+std::optional<size_t> thread_ending_with(const Context& context, uint64_t lock) {
+  cpython::InstanceAttributes attributes(context.objects);
+  for (const auto& [ident, object] : context.thread_objects) {
+    auto tstate_lock = attributes.get(object, "_tstate_lock");
+    if (tstate_lock && *tstate_lock == lock) return thread_by_ident(context, ident);
+  }
+  return std::nullopt;
+}
+
 void set_lock_wait(const Context& context, const LockState& lock, BlockedOn& blocked) {
+  if (auto ending = thread_ending_with(context, lock.object)) {
+    blocked.kind = WaitKind::kJoin;
+    blocked.what = fmt::format("Thread 0x{:x}", context.stacks.threads[*ending].thread_id);
+    blocked.object = lock.object;
+    blocked.owner = ending;
+    blocked.owner_lwp = lwp_of(context, *ending);
+    return;
+  }
   blocked.kind = lock.reentrant ? WaitKind::kRLock : WaitKind::kLock;
   blocked.what = lock_what(lock);
   blocked.object = lock.object;
@@ -344,6 +364,42 @@ bool collecting_with_gil(const Context& context, const PythonThread& thread) {
   return collecting && *collecting != 0;
 }
 
+// Whether the thread runs the interpreter's exit: threading joining the threads that are no
+// daemons, multiprocessing joining its children and its queues' feeder threads.
+bool in_exit(const std::vector<cpython::PythonFrame>& frames) {
+  for (const cpython::PythonFrame& frame : frames) {
+    const std::string_view file(frame.file);
+    if ((frame.function == "_shutdown" || frame.function == "_exitfunc") && file.ends_with("/threading.py")) return true;
+    if (frame.function == "_exit_function" && file.ends_with("/multiprocessing/util.py")) return true;
+  }
+  return false;
+}
+
+// A thread in the interpreter's exit: a wait threading's exit makes that names no thread (3.13 on
+// joins in C, on a futex of its own) is for the threads that are no daemons, which are named.
+void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t index) {
+  BlockedOn& blocked = result.threads[index].blocked_on;
+  if (blocked.kind == WaitKind::kSyscall || blocked.kind == WaitKind::kUnknown) {
+    std::vector<size_t> others;
+    for (size_t j = 0; j < result.threads.size(); ++j)
+      if (j != index && result.threads[j].daemon == false) others.push_back(j);
+    if (!others.empty()) {
+      std::vector<std::string> names;
+      for (size_t j : others) names.push_back(thread_label(context.stacks.threads[j]));
+      blocked = BlockedOn{};
+      blocked.kind = WaitKind::kJoin;
+      blocked.what = fmt::format("{}", fmt::join(names, ", "));
+      if (others.size() == 1) {
+        blocked.owner = others.front();
+        blocked.owner_lwp = lwp_of(context, others.front());
+      }
+    }
+  }
+  if (blocked.kind == WaitKind::kJoin) blocked.detail = "at exit: a thread that is not a daemon must end first";
+  else if (blocked.kind == WaitKind::kChildProcess) blocked.detail = "at exit: a child that is not a daemon must end first";
+  else blocked.detail = (blocked.detail.empty() ? "" : blocked.detail + ", ") + "at exit";
+}
+
 // The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
 bool idle_wait(WaitKind kind) {
   switch (kind) {
@@ -533,7 +589,9 @@ std::string describe_blocked_on(const BlockedOn& blocked, const cpython::Process
   std::string text;
   switch (blocked.kind) {
     case WaitKind::kJoin:
-      text = fmt::format("Thread.join of {}", owner.empty() ? blocked.what : owner);
+      // The interpreter's exit waits as join() does, but nobody called join().
+      text = (blocked.detail.starts_with("at exit") ? "the end of " : "Thread.join of ") +
+             (owner.empty() ? blocked.what : owner);
       break;
     case WaitKind::kGil:
     case WaitKind::kLock:
@@ -585,7 +643,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   }
 
   // threading's Thread objects, per interpreter (each has its own threading module).
-  std::unordered_map<uint64_t, uint64_t> thread_objects;
+  std::unordered_map<uint64_t, uint64_t>& thread_objects = context.thread_objects;
   std::vector<uint64_t> interpreters;
   for (const PythonThread& thread : stacks.threads)
     if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
@@ -601,6 +659,9 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   result.threads.resize(stacks.threads.size());
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     diagnose_thread(context, i, thread_objects, input.pid, result.threads[i]);
+  }
+  for (size_t i = 0; i < stacks.threads.size(); ++i) {
+    if (in_exit(stacks.threads[i].frames)) mark_exit_wait(context, result, i);
     result.threads[i].idle = idle_wait(result.threads[i].blocked_on.kind) && waits_for_work(stacks.threads[i].frames);
   }
 

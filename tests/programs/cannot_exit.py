@@ -1,0 +1,44 @@
+"""A process that cannot exit (issue 21): its main thread has finished the script, and the
+interpreter's exit waits, as it must, for what is not a daemon:
+
+    python cannot_exit.py thread TRUTH_JSON   a thread "worker" waiting on an Event nobody sets
+    python cannot_exit.py process TRUTH_JSON  a multiprocessing child (3.4 on) waiting for ever
+
+TRUTH_JSON, written before the script's end: {"pid", "worker" (the thread's name) or
+"child_pid", "worker_native_id" (3.8 on)}."""
+import json
+import os
+import sys
+import threading
+import time
+
+
+def write_truth(path, truth):
+    with open(path + ".tmp", "w") as out:
+        json.dump(truth, out)
+    os.rename(path + ".tmp", path)
+
+
+def wait_for_ever():
+    while True:
+        time.sleep(3600)
+
+
+def main():
+    mode, truth_path = sys.argv[1], sys.argv[2]
+    if mode == "thread":
+        never = threading.Event()
+        worker = threading.Thread(target=never.wait, name="worker")
+        worker.start()
+        write_truth(truth_path, {"pid": os.getpid(), "worker": worker.name,
+                                 "worker_native_id": getattr(worker, "native_id", None)})
+    elif mode == "process":
+        import multiprocessing
+        child = multiprocessing.get_context("fork").Process(target=wait_for_ever)
+        child.start()
+        write_truth(truth_path, {"pid": os.getpid(), "child_pid": child.pid})
+    # The script ends here; the interpreter's exit waits for the worker or the child.
+
+
+if __name__ == "__main__":
+    main()
