@@ -13,6 +13,7 @@ diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory
   why.native = native;
   why.pid = facts.pid;
   why.function_at = facts.function_at;
+  why.describe_fd = facts.describe_fd;
   return diagnosis::diagnose(why);
 }
 

@@ -12,6 +12,7 @@
 #include "coreanalyze/environment_sources.h"
 #include "base/exit_codes.h"
 #include "targets/live_snapshot.h"
+#include "targets/file_descriptors.h"
 #include "targets/live_target.h"
 #include "base/output_file.h"
 #include "coreanalyze/native_stacks.h"
@@ -101,6 +102,8 @@ analysis::TargetFacts live_facts(const LiveTarget& live) {
   facts.pid = live.process().pid;
   facts.os_threads = live.threads();
   facts.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
+  const int pid = live.process().pid;
+  facts.describe_fd = [pid](int64_t fd) { return describe_file_descriptor(pid, static_cast<int>(fd)); };
   return facts;
 }
 

@@ -16,6 +16,8 @@
 namespace hangpy::diagnosis {
 namespace {
 
+constexpr size_t kMaxPathRead = 4096;  // PATH_MAX
+
 using cpython::kAbsent;
 using cpython::PythonThread;
 
@@ -297,6 +299,10 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
       blocked.kind = WaitKind::kRead;
       blocked.what = fmt::format("{} of fd {}", name, static_cast<int32_t>(args[0]));
       break;
+    case SyscallKind::kWrite:
+      blocked.kind = WaitKind::kWrite;
+      blocked.what = fmt::format("{} to fd {}", name, static_cast<int32_t>(args[0]));
+      break;
     case SyscallKind::kChildWait: {
       blocked.kind = WaitKind::kChildProcess;
       const uint64_t raw = *diagnosis.syscall == syscall_numbers::kWait4 ? args[0] : args[1];
@@ -400,6 +406,32 @@ void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t ind
   else blocked.detail = (blocked.detail.empty() ? "" : blocked.detail + ", ") + "at exit";
 }
 
+// What the file descriptor a thread blocks on is, where the target can say: the file, the pipe,
+// the socket's addresses.
+void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
+                          ThreadDiagnosis& thread) {
+  if (!thread.syscall || !takes_file_descriptor(*thread.syscall)) return;
+  const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
+  if (fd < 0) return;
+  auto what = describe_fd(fd);
+  if (!what) return;
+  BlockedOn& blocked = thread.blocked_on;
+  const std::string text = fmt::format("fd {} is {}", fd, *what);
+  blocked.detail = blocked.detail.empty() ? text : blocked.detail + ", " + text;
+}
+
+// A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its
+// server): the path, read from the call's argument.
+void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
+  if (!thread.syscall || (*thread.syscall != syscall_numbers::kOpen && *thread.syscall != syscall_numbers::kOpenat))
+    return;
+  const uint64_t address = thread.syscall_arguments[*thread.syscall == syscall_numbers::kOpen ? 0 : 1];
+  auto path = cpython::read_c_string(context.memory, address, kMaxPathRead);
+  if (!path || path->empty()) return;
+  BlockedOn& blocked = thread.blocked_on;
+  blocked.what = fmt::format("{} of {}", thread.syscall_name, *path);
+}
+
 // The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
 bool idle_wait(WaitKind kind) {
   switch (kind) {
@@ -412,6 +444,7 @@ bool idle_wait(WaitKind kind) {
     case WaitKind::kRead:
     case WaitKind::kSleep:
     case WaitKind::kSyscall:
+    case WaitKind::kWrite:
       return true;
     default:
       return false;
@@ -564,6 +597,7 @@ const char* wait_kind_name(WaitKind kind) {
     case WaitKind::kMultiplex: return "select";
     case WaitKind::kSocket: return "socket";
     case WaitKind::kRead: return "read";
+    case WaitKind::kWrite: return "write";
     case WaitKind::kPthreadMutex: return "pthread_mutex";
     case WaitKind::kCollective: return "collective";
     case WaitKind::kGarbageCollection: return "garbage_collection";
@@ -662,6 +696,8 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   }
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     if (in_exit(stacks.threads[i].frames)) mark_exit_wait(context, result, i);
+    if (input.describe_fd) name_file_descriptor(input.describe_fd, result.threads[i]);
+    name_opened_path(context, result.threads[i]);
     result.threads[i].idle = idle_wait(result.threads[i].blocked_on.kind) && waits_for_work(stacks.threads[i].frames);
   }
 

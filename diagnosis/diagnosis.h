@@ -42,6 +42,7 @@ enum class WaitKind {
   kMultiplex,        // select, poll, epoll (selectors, asyncio)
   kSocket,           // socket recv/accept/connect
   kRead,             // read() of a file descriptor (pipes)
+  kWrite,            // write() to a file descriptor (a full pipe)
   kPthreadMutex,     // a pthread mutex (native frames)
   kCollective,       // a torch distributed collective (c10d/gloo/NCCL frames)
   kGarbageCollection,
@@ -112,6 +113,9 @@ struct DiagnosisInput {
   // Optional: the function containing a pc (a symbol lookup, no unwinding), so that a running
   // thread without native frames can still say "running C in sre_ucs1_match".
   std::function<std::optional<std::string>(uint64_t pc)> function_at;
+  // Optional: what a file descriptor of the process is ("pipe:[123]", "TCP a:1 -> b:2", a path),
+  // for a thread blocked on one; a live process's /proc tells, a core does not.
+  std::function<std::optional<std::string>(int64_t fd)> describe_fd;
 };
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);

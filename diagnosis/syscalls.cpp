@@ -15,10 +15,12 @@ struct Entry {
 // arch/x86/entry/syscalls/syscall_64.tbl: the calls a thread blocks in, and a few common others.
 constexpr std::array kTable = {
     Entry{0, "read", SyscallKind::kRead},
-    Entry{1, "write", SyscallKind::kOther},
+    Entry{1, "write", SyscallKind::kWrite},
     Entry{7, "poll", SyscallKind::kMultiplex},
     Entry{17, "pread64", SyscallKind::kRead},
+    Entry{18, "pwrite64", SyscallKind::kWrite},
     Entry{19, "readv", SyscallKind::kRead},
+    Entry{20, "writev", SyscallKind::kWrite},
     Entry{23, "select", SyscallKind::kMultiplex},
     Entry{24, "sched_yield", SyscallKind::kOther},
     Entry{34, "pause", SyscallKind::kSleep},
@@ -73,6 +75,17 @@ std::string_view syscall_name(int64_t number) {
   for (const Named& named : kAllNames)
     if (named.number == number) return named.name;
   return {};
+}
+
+bool takes_file_descriptor(int64_t number) {
+  switch (syscall_kind(number)) {
+    case SyscallKind::kRead:
+    case SyscallKind::kWrite:
+    case SyscallKind::kSocket:
+      return true;
+    default:
+      return number == 72 || number == 73;  // fcntl (F_SETLKW), flock
+  }
 }
 
 SyscallKind syscall_kind(int64_t number) {

@@ -10,6 +10,7 @@ namespace hangpy::diagnosis {
 // The system calls a report tells apart.
 namespace syscall_numbers {
 inline constexpr int64_t kRead = 0;
+inline constexpr int64_t kOpen = 2;
 inline constexpr int64_t kPoll = 7;
 inline constexpr int64_t kSelect = 23;
 inline constexpr int64_t kNanosleep = 35;
@@ -24,6 +25,7 @@ inline constexpr int64_t kWaitid = 247;
 inline constexpr int64_t kPselect6 = 270;
 inline constexpr int64_t kPpoll = 271;
 inline constexpr int64_t kEpollPwait = 281;
+inline constexpr int64_t kOpenat = 257;
 inline constexpr int64_t kAccept4 = 288;
 inline constexpr int64_t kEpollPwait2 = 441;
 }  // namespace syscall_numbers
@@ -33,7 +35,11 @@ inline constexpr int64_t kEpollPwait2 = 441;
 std::string_view syscall_name(int64_t number);
 
 // What kind of waiting a system call is, for "blocked on" lines.
-enum class SyscallKind { kOther, kFutex, kSleep, kMultiplex, kSocket, kRead, kChildWait };
+enum class SyscallKind { kOther, kFutex, kSleep, kMultiplex, kSocket, kRead, kWrite, kChildWait };
 SyscallKind syscall_kind(int64_t number);
+
+// Whether the call's first argument is the file descriptor it blocks on (read, write, recv,
+// send, accept, connect, flock...).
+bool takes_file_descriptor(int64_t number);
 
 }  // namespace hangpy::diagnosis

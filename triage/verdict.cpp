@@ -20,13 +20,14 @@ constexpr size_t kMaxLineLength = 200;
 
 // A wait kind (docs/json-schema.md's blocked_on.kind) as a user says it.
 std::string_view kind_in_words(std::string_view kind) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 26> kWords = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 27> kWords = {{
       {"gil", "the GIL"}, {"lock", "a lock"}, {"rlock", "an RLock"}, {"condition", "a Condition"},
       {"event", "an Event"}, {"semaphore", "a Semaphore"}, {"barrier", "a threading.Barrier"},
       {"queue", "a queue"}, {"process_queue", "a multiprocessing queue or pipe"},
       {"join", "another thread to end"}, {"child_process", "a child process"}, {"sleep", "a sleep"},
       {"select", "select/poll on files or sockets"}, {"socket", "a socket"},
-      {"read", "a read from a pipe or file"}, {"pthread_mutex", "a C mutex (pthread)"},
+      {"read", "a read from a pipe or file"}, {"write", "a write to a pipe or file"},
+      {"pthread_mutex", "a C mutex (pthread)"},
       {"collective", "a torch.distributed collective"}, {"garbage_collection", "the garbage collector"},
       {"syscall", "a system call"}, {"task", "another task"}, {"future", "a Future"},
       {"gather", "asyncio.gather"}, {"taskgroup", "a TaskGroup"}, {"executor", "a thread of an executor"},

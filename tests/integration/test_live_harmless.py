@@ -94,6 +94,13 @@ def check_document(document, truth, problems):
         if native_id is not None and (by_name.get(name) or {}).get("native_thread_id") != native_id:
             problems.append("thread %s: LWP %r, want %r" % (
                 name, (by_name.get(name) or {}).get("native_thread_id"), native_id))
+    # What each blocked descriptor is, from /proc (issue 21): the pipes, the socket pairs.
+    for name, kind in (("pipe-write", "pipe:["), ("pipe-read", "pipe:["), ("socket-send", "unix socket"),
+                       ("socket-recv", "unix socket")):
+        description = ((by_name.get(name) or {}).get("blocked_on") or {}).get("description") or ""
+        if " is %s" % kind not in description:
+            problems.append("thread %s: blocked on %r, which does not say its descriptor is a %s" % (
+                name, description, kind))
     live = document.get("live") or {}
     if live.get("stopped_threads", 0) < 1:
         problems.append("the thread running Python was not stopped: %r" % live)

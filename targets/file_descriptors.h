@@ -1,0 +1,16 @@
+// What a running process's file descriptor is, in words, for a thread blocked reading, writing,
+// sending, receiving or accepting on it: "pipe:[123456]", the FIFO's or file's path, "TCP
+// 127.0.0.1:41234 -> 127.0.0.1:29500", "TCP listening on 0.0.0.0:8000", "unix socket
+// /run/app.sock". Read from /proc/PID/fd (the link) and /proc/PID/net/{tcp,tcp6,udp,udp6,unix}
+// (the socket's addresses, by inode), each file once per call.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace hangpy::coreanalyze {
+
+// nullopt when the descriptor is not open (or /proc cannot be read).
+std::optional<std::string> describe_file_descriptor(int pid, int fd);
+
+}  // namespace hangpy::coreanalyze
