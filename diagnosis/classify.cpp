@@ -64,6 +64,20 @@ constexpr std::array kKnownWaits = {
     KnownWait{"/torch/distributed/distributed_c10d.py", "recv", WaitKind::kCollective, "torch.distributed.recv"},
     KnownWait{"/torch/distributed/distributed_c10d.py", "all_gather_object", WaitKind::kCollective, "torch.distributed.all_gather_object"},
     KnownWait{"/torch/distributed/distributed_c10d.py", "broadcast_object_list", WaitKind::kCollective, "torch.distributed.broadcast_object_list"},
+    // Waits users did not write as collectives: DistributedDataParallel's constructor checks and
+    // the process group's rendezvous in init_process_group.
+    KnownWait{"/torch/distributed/utils.py", "_verify_param_shape_across_processes", WaitKind::kCollective,
+              "DDP's constructor: the check that every rank's parameters have the same shapes"},
+    KnownWait{"/torch/distributed/utils.py", "_sync_module_states", WaitKind::kCollective,
+              "DDP's constructor: the broadcast of rank 0's module state"},
+    KnownWait{"/torch/distributed/utils.py", "_sync_params_and_buffers", WaitKind::kCollective,
+              "DDP's constructor: the broadcast of rank 0's module state"},
+    KnownWait{"/torch/distributed/distributed_c10d.py", "_store_based_barrier", WaitKind::kCollective,
+              "init_process_group's rendezvous: waiting for every rank to join"},
+    KnownWait{"/torch/distributed/rendezvous.py", "_create_c10d_store", WaitKind::kCollective,
+              "init_process_group's rendezvous: the TCPStore (waiting for MASTER_ADDR:MASTER_PORT)"},
+    KnownWait{"/torch/distributed/rendezvous.py", "_env_rendezvous_handler", WaitKind::kCollective,
+              "init_process_group's rendezvous: the TCPStore (waiting for MASTER_ADDR:MASTER_PORT)"},
 };
 
 // Files whose frames a wait may pass through on its way to the one that names it.
@@ -176,6 +190,8 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
   NativeHint hint;
   std::string op;
   std::string backend;
+  bool ddp_backward = false;
+  bool store_wait = false;
   bool innermost_seen = false;
   size_t looked = 0;
   for (const native::MergedFrame& frame : stack.frames) {
@@ -222,9 +238,16 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
     if (!distributed) continue;
     if (lower.find("nccl") != std::string::npos) backend = "NCCL";
     else if (lower.find("gloo") != std::string::npos && backend != "NCCL") backend = "gloo";
-    if (auto found = collective_op(lower)) op = *found;
+    // DDP's reducer waits in backward() for the gradients' all_reduce it started; a TCPStore
+    // waits for its server (the rendezvous).
+    if (lower.find("c10d::reducer") != std::string::npos) ddp_backward = true;
+    else if (lower.find("tcpstore") != std::string::npos) store_wait = true;
+    else if (auto found = collective_op(lower)) op = *found;
   }
-  if (!op.empty()) hint.collective = op + " (" + (backend.empty() ? "c10d" : backend) + ")";
+  const std::string on = " (" + (backend.empty() ? std::string("c10d") : backend) + ")";
+  if (ddp_backward) hint.collective = "DDP's gradient all_reduce in backward()" + on;
+  else if (!op.empty()) hint.collective = op + on;
+  else if (store_wait) hint.collective = "a TCPStore wait (the process group's rendezvous)";
   return hint;
 }
 

@@ -503,7 +503,10 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
   }
   if (hint.collective) {
     blocked.kind = WaitKind::kCollective;
-    blocked.what = "torch distributed " + *hint.collective;
+    // "DDP's ..." and "a TCPStore ..." say what they are; an op alone needs the words.
+    blocked.what = hint.collective->starts_with("DDP") || hint.collective->starts_with("a ")
+                       ? *hint.collective
+                       : "torch.distributed " + *hint.collective;
     return;
   }
   if (hint.pthread_mutex && diagnosis.syscall == syscall_numbers::kFutex) {

@@ -211,6 +211,19 @@ TEST(NativeHints, CollectiveNamedByTheOutermostC10dFrame) {
   EXPECT_EQ(*hint.collective, "allreduce (gloo)");
 }
 
+// DDP's backward waits in the reducer for the gradients' all_reduce (a real rank 0 of a gloo
+// job whose rank 1 had one batch fewer: torch 1.13's frames, as the unwinder names them).
+TEST(NativeHints, DdpBackwardWaitsInTheReducer) {
+  NativeHint hint = read_native_hint(
+      native_stack({"__futex_abstimed_wait_common", "pthread_cond_wait@@GLIBC_2.3.2",
+                    "c10d::Reducer::finalize_backward()",
+                    "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
+                    "THPEngine_run_backward(_object*, _object*, _object*)", "_PyEval_EvalFrameDefault"}),
+      "_PyEval_EvalFrameDefault");
+  ASSERT_TRUE(hint.collective.has_value());
+  EXPECT_EQ(*hint.collective, "DDP's gradient all_reduce in backward() (c10d)");
+}
+
 TEST(NativeHints, GarbageCollection) {
   EXPECT_TRUE(read_native_hint(native_stack({"visit_decref", "gc_collect_main.lto_priv.0"}),
                                "_PyEval_EvalFrameDefault").collecting);
