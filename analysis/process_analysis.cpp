@@ -35,13 +35,32 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
   return details;
 }
 
+std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis) {
+  std::set<int64_t> vague;
+  for (size_t i = 0; i < diagnosis.threads.size() && i < stacks.threads.size(); ++i) {
+    const diagnosis::WaitKind kind = diagnosis.threads[i].blocked_on.kind;
+    if ((kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown) &&
+        stacks.threads[i].native_thread_id)
+      vague.insert(static_cast<int64_t>(*stacks.threads[i].native_thread_id));
+  }
+  return vague;
+}
+
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
-                                const Request& request, const NativeStep& unwind) {
+                                const Request& request, const NativeStep& unwind,
+                                const NativeForDiagnosis& for_diagnosis) {
   ProcessAnalysis analysis{cpython::analyze(target, request.analyze), std::nullopt, {}};
   if (!analysis.stacks) return analysis;
   if (unwind) analysis.native = unwind(*analysis.stacks);
   analysis.details = read_details(target, *analysis.stacks, analysis.native ? &*analysis.native : nullptr,
                                   facts, request);
+  if (!analysis.native && for_diagnosis) {
+    const std::set<int64_t> vague = vague_threads(*analysis.stacks, analysis.details.diagnosis);
+    if (!vague.empty()) {
+      if (std::optional<report::MergedStacks> some = for_diagnosis(*analysis.stacks, vague))
+        analysis.details.diagnosis = diagnose_threads(target.memory(), *analysis.stacks, &*some, facts);
+    }
+  }
   return analysis;
 }
 

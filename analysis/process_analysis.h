@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,14 +71,26 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
 // process unwinds while stopped, before its details are read).
 using NativeStep = std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&)>;
 
+// Native stacks for the diagnosis alone, when none are printed: the threads (by LWP) whose Python
+// frames and registers leave their wait vague (a futex, an unknown call) are unwound, so that
+// "blocked on" names what the C/C++ code waits for (a DDP reducer, a pthread mutex, the GIL).
+using NativeForDiagnosis =
+    std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
+
+// The threads of `diagnosis` that native frames may explain: in a system call the diagnosis
+// names no object of, or in none it knows.
+std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis);
+
 struct ProcessAnalysis {
   Expected<cpython::ProcessStacks> stacks;
   std::optional<report::MergedStacks> native;
   Details details;  // empty when the stacks could not be read
 };
 
-// Stacks, native stacks (when `unwind` is given), details.
+// Stacks, native stacks (when `unwind` is given), details; without `unwind`, `for_diagnosis`
+// (when given) unwinds the vague threads for the diagnosis.
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
-                                const Request& request, const NativeStep& unwind = {});
+                                const Request& request, const NativeStep& unwind = {},
+                                const NativeForDiagnosis& for_diagnosis = {});
 
 }  // namespace hangpy::analysis

@@ -250,6 +250,23 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
   return std::nullopt;
 }
 
+// Without --native, the threads the diagnosis leaves vague are unwound for the diagnosis alone:
+// those asleep in a system call (never stopped: their stacks stay as they were while they sleep),
+// read from the process itself, not through a recording (a snapshot keeps no native stack).
+void diagnose_vague_threads(const CommandLine& line, const LiveTarget& live, const StoppedRead& read_out,
+                            const cpython::ProcessStacks& stacks, analysis::Details& details) {
+  if (!read_out.stopped) return;
+  std::set<int64_t> asleep;
+  for (const BlockedThread& thread : read_out.stopped->left_in_syscall()) asleep.insert(thread.registers.lwp);
+  std::set<int64_t> vague;
+  for (int64_t lwp : analysis::vague_threads(stacks, details.diagnosis))
+    if (asleep.contains(lwp)) vague.insert(lwp);
+  if (vague.empty()) return;
+  auto opened = open_unwinder(line, live, live.memory(), *read_out.stopped);
+  const report::MergedStacks some = merge_native_stacks(opened, stacks, false, &vague);
+  details.diagnosis = analysis::diagnose_threads(live.memory(), stacks, &some, live_facts(live));
+}
+
 // The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.
 int report_live_process(const CommandLine& line, int pid, const LiveTarget& live, StoppedRead& read_out,
                         const LiveRead& read, std::vector<nlohmann::json>& documents) {
@@ -262,6 +279,7 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   if (stacks) {
     details = analysis::read_details(read_out.analyzed(line, live), *stacks, merged ? &*merged : nullptr,
                                      live_facts(live), live_request(line));
+    if (!merged) diagnose_vague_threads(line, live, read_out, *stacks, details);
   }
   if (!stacks) {
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());

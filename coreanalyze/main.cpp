@@ -207,7 +207,16 @@ int analyse_core(CommandLine& line) {
   RecordingTarget recording(**target);
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
-  analysis::ProcessAnalysis found_all = analysis::analyse_process(analyzed, facts, request, unwind);
+  // Without --native, the threads the diagnosis leaves vague are unwound all the same, for the
+  // diagnosis alone: what a thread waits for must not depend on an option.
+  analysis::NativeForDiagnosis for_diagnosis;
+  if (!line.native) {
+    for_diagnosis = [&](const cpython::ProcessStacks& stacks,
+                        const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+      return gather_merged_stacks(**target, line.core, stacks, false, false, &lwps);
+    };
+  }
+  analysis::ProcessAnalysis found_all = analysis::analyse_process(analyzed, facts, request, unwind, for_diagnosis);
   auto& stacks = found_all.stacks;
   if (!stacks) {
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);

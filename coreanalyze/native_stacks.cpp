@@ -61,7 +61,7 @@ native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int
 
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
-                                          bool inlined_frames) {
+                                          bool inlined_frames, const std::set<int64_t>* only) {
   native::DwflUnwinderOptions unwinder_options;
   unwinder_options.core_path = options.core_path;
   unwinder_options.sysroot = options.sysroot;
@@ -76,11 +76,12 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
     return target.module_file(recorded_path);
   };
   auto opened = native::DwflUnwinder::open(std::move(unwinder_options));
-  return merge_native_stacks(opened, stacks, all_threads);
+  return merge_native_stacks(opened, stacks, all_threads, only);
 }
 
 report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
-                                         const cpython::ProcessStacks& stacks, bool all_threads) {
+                                         const cpython::ProcessStacks& stacks, bool all_threads,
+                                         const std::set<int64_t>* only) {
   auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
     if (!opened) return std::unexpected(opened.error());
     return (*opened)->unwind(lwp);
@@ -90,6 +91,7 @@ report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUn
   for (const cpython::PythonThread& thread : stacks.threads) {
     if (!thread.native_thread_id) continue;
     const auto lwp = static_cast<int64_t>(*thread.native_thread_id);
+    if (only != nullptr && !only->contains(lwp)) continue;
     merged[lwp] = merged_stack(unwind(lwp), lwp, &thread, eval_loop);
   }
   if (all_threads && stacks.threads_without_python) {

@@ -2,6 +2,8 @@
 // with each Python thread's frames spliced in where its eval loop runs them.
 #pragma once
 
+#include <set>
+
 #include "targets/core_target.h"
 #include "cpython/stacks.h"
 #include "native/dwfl_unwinder.h"
@@ -12,14 +14,16 @@ namespace hangpy::coreanalyze {
 // The merged stack of every Python thread with a known LWP and, with `all_threads`, the native
 // stack of every thread that runs no Python. A core libdwfl cannot read gives every thread an
 // error instead of a stack. Module files are the ones `target` resolves. `inlined_frames`: also
-// the functions inlined at each pc, from DWARF (costly: see native/dwfl_symbolizer.h).
+// the functions inlined at each pc, from DWARF (costly: see native/dwfl_symbolizer.h). `only`:
+// the Python threads to unwind, by LWP (the diagnosis's vague ones); all when null.
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
-                                          bool inlined_frames);
+                                          bool inlined_frames, const std::set<int64_t>* only = nullptr);
 
 // The same from an unwinder a shell opened itself (a live process: its memory, registers and
 // modules, no core), which may have walked its threads already.
 report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
-                                         const cpython::ProcessStacks& stacks, bool all_threads);
+                                         const cpython::ProcessStacks& stacks, bool all_threads,
+                                         const std::set<int64_t>* only = nullptr);
 
 }  // namespace hangpy::coreanalyze

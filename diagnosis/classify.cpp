@@ -240,7 +240,8 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
     else if (lower.find("gloo") != std::string::npos && backend != "NCCL") backend = "gloo";
     // DDP's reducer waits in backward() for the gradients' all_reduce it started; a TCPStore
     // waits for its server (the rendezvous).
-    if (lower.find("c10d::reducer") != std::string::npos) ddp_backward = true;
+    // (Names come demangled or not: "c10d::Reducer::..." and "_ZN4c10d7Reducer...".)
+    if (lower.find("c10d") != std::string::npos && lower.find("reducer") != std::string::npos) ddp_backward = true;
     else if (lower.find("tcpstore") != std::string::npos) store_wait = true;
     else if (auto found = collective_op(lower)) op = *found;
   }

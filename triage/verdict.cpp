@@ -114,6 +114,10 @@ std::string collective_of(const ClassPlace& where) {
   if (!where.place) return "";
   for (std::string_view name : kCollectives)
     if (where.place->function == name) return where.place->function;
+  // A wait the diagnosis names as one (DDP's backward, a rendezvous) at a call of another name.
+  if (where.blocked_on && (where.blocked_on->starts_with("torch.distributed") || where.blocked_on->starts_with("DDP's") ||
+                           where.blocked_on->starts_with("init_process_group's")))
+    return where.place->function;
   return "";
 }
 

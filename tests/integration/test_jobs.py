@@ -13,6 +13,10 @@
   that process as rank 1 (spawned ranks have no RANK in their environment: the index spawn passed
   them is their rank) and its place, the other 3 in
   `all_reduce`;
+- DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
+  fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
+  other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
+  and a line says they wait in different collectives that can never meet;
 - a DataLoader with 3 workers, worker 1 waiting on an Event nobody sets
   (job_dataloader_hang.py): the verdict names that DataLoader worker by its worker id and PID and
   its place, and the other workers, waiting for indices, idle;
@@ -46,6 +50,7 @@ SETTLE_SECONDS = 1.0  # from a ready file to the call it announces
 TORCHRUN_RANKS, TORCHRUN_ODD = 8, 5
 SPAWN_RANKS, SPAWN_ODD = 4, 1
 DATALOADER_STUCK = 1
+DDP_RANKS, DDP_ODD = 3, 2
 PREFORK_STUCK = 2
 
 
@@ -284,6 +289,29 @@ def spawn_case(results, coreanalyze, workdir):
         job.kill()
 
 
+def ddp_case(results, coreanalyze, workdir):
+    """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
+    backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
+    barrier = marker_line("job_ddp_uneven.py", "ODD-RANK-BARRIER")
+    job = Job([PYTHON, os.path.join(PROGRAMS, "job_ddp_uneven.py")], workdir, "ddp")
+    try:
+        ranks = job.wait_ready(DDP_RANKS)
+        time.sleep(SETTLE_SECONDS)
+        odd_pid = ranks["rank%d" % DDP_ODD]
+        out_dir = os.path.join(workdir, "ddp-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        document, _, more, seconds = triage(coreanalyze, [out_dir])
+        wants = ["the odd one out: rank %d (PID %d" % (DDP_ODD, odd_pid), "job_ddp_uneven.py:%d" % barrier,
+                 "the other 2: ranks 0-1 in `",  # `Tensor.backward` from 3.11 (qualified names), else `backward`
+                 "backward` at job_ddp_uneven.py:%d, waiting for DDP's gradient all_reduce in backward()" % backward,
+                 "they wait in different collectives"]
+        problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
+        results.check("DDP 3 ranks, uneven batches: collect (%.1f s) + triage DIR (%.2f s): %s"
+                      % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+    finally:
+        job.kill()
+
+
 def dataloader_case(results, coreanalyze, workdir):
     line = marker_line("job_dataloader_hang.py", "WORKER-WAITS")
     job = Job([PYTHON, os.path.join(PROGRAMS, "job_dataloader_hang.py")], workdir, "dataloader")
@@ -346,7 +374,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, dataloader, prefork)")
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, ddp, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
     reason = torch_missing_reason()
@@ -358,7 +386,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hangpy-jobs-", dir="/var/tmp")
     started = time.time()
     try:
-        for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
+        for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case), ("ddp", ddp_case),
                            ("dataloader", dataloader_case), ("prefork", prefork_case)):
             if args.only and args.only != name:
                 continue

@@ -222,6 +222,11 @@ TEST(NativeHints, DdpBackwardWaitsInTheReducer) {
       "_PyEval_EvalFrameDefault");
   ASSERT_TRUE(hint.collective.has_value());
   EXPECT_EQ(*hint.collective, "DDP's gradient all_reduce in backward() (c10d)");
+  // The symbol table's own (mangled) name says the same.
+  NativeHint mangled = read_native_hint(
+      native_stack({"__futex_abstimed_wait_common", "_ZN4c10d7Reducer17finalize_backwardEv", "_PyEval_EvalFrameDefault"}),
+      "_PyEval_EvalFrameDefault");
+  EXPECT_EQ(mangled.collective.value_or(""), "DDP's gradient all_reduce in backward() (c10d)");
 }
 
 TEST(NativeHints, GarbageCollection) {
