@@ -146,6 +146,16 @@ bool is_work_loop(const cpython::PythonFrame& frame) {
   });
 }
 
+// The thread pool a library module runs (its frames are the pool's team waiting or working).
+std::string thread_pool_of(std::string_view module) {
+  if (module.starts_with("libgomp")) return "OpenMP (libgomp)";
+  if (module.starts_with("libiomp")) return "OpenMP (Intel libiomp)";
+  if (module.starts_with("libomp")) return "OpenMP (LLVM libomp)";
+  if (module.starts_with("libopenblas")) return "OpenBLAS";
+  if (module.starts_with("libmkl_")) return "MKL";
+  return "";
+}
+
 }  // namespace
 
 bool waits_for_work(const std::vector<cpython::PythonFrame>& frames) {
@@ -214,6 +224,10 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
         hint.innermost_symbol = symbol;
         hint.innermost_is_python = native::is_eval_loop_symbol(symbol, eval_loop_function);
       }
+    }
+    {
+      const std::string_view module = std::string_view(frame.native->module).substr(frame.native->module.rfind('/') + 1);
+      if (hint.thread_pool.empty()) hint.thread_pool = thread_pool_of(module);
     }
     if (hint.caller_outside_libc.empty()) {
       const std::string module = frame.native->module.substr(frame.native->module.rfind('/') + 1);

@@ -41,6 +41,7 @@ struct NativeHint {
   bool collecting = false;    // inside the garbage collector
   bool pthread_mutex = false; // pthread_mutex_lock / __lll_lock_wait
   std::optional<std::string> collective;  // "allreduce (gloo)", "barrier (NCCL)": c10d frames
+  std::string thread_pool;  // "OpenMP (libgomp)", "OpenBLAS", ...: a frame of a pool's library
   std::string innermost_symbol;  // the innermost native frame's symbol, "" when none
   bool innermost_is_python = false;  // the innermost frame with a name is a Python frame or the eval loop
   // The innermost native frame outside the C library (whose futex/poll wrappers say little):

@@ -322,6 +322,23 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
   return blocked;
 }
 
+// A thread waiting inside a native thread pool (OpenMP, OpenBLAS, MKL): for its team's threads.
+// A process with no other thread has lost them: a fork keeps only the forking thread, and a pool
+// started before it waits for ever for workers the child does not have.
+BlockedOn thread_pool_blocked_on(const Context& context, const NativeHint& hint, const ThreadDiagnosis& diagnosis) {
+  BlockedOn blocked;
+  blocked.kind = WaitKind::kThreadPool;
+  if (only_thread(context)) {
+    blocked.what = fmt::format("its {} thread pool, whose threads this process does not have", hint.thread_pool);
+    blocked.holder_gone = true;
+    blocked.detail = "the pool was started before a fork: set OMP_NUM_THREADS=1 (and the library's own, "
+                     "such as OPENBLAS_NUM_THREADS) before forking, or use the spawn start method";
+  } else {
+    blocked.what = fmt::format("its {} thread pool (futex 0x{:x})", hint.thread_pool, diagnosis.syscall_arguments[0]);
+  }
+  return blocked;
+}
+
 BlockedOn pthread_mutex_blocked_on(const Context& context, const ThreadDiagnosis& diagnosis) {
   BlockedOn blocked;
   blocked.kind = WaitKind::kPthreadMutex;
@@ -528,6 +545,10 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
     blocked.what = "garbage collection";
     return;
   }
+  if (diagnosis.syscall == syscall_numbers::kFutex && !hint.thread_pool.empty()) {
+    blocked = thread_pool_blocked_on(context, hint, diagnosis);
+    return;
+  }
   if (diagnosis.syscall) {
     blocked = syscall_blocked_on(diagnosis);
     if (!hint.caller_outside_libc.empty() && !hint.innermost_is_python)
@@ -610,6 +631,7 @@ const char* wait_kind_name(WaitKind kind) {
     case WaitKind::kGather: return "gather";
     case WaitKind::kTaskGroup: return "taskgroup";
     case WaitKind::kExecutor: return "executor";
+    case WaitKind::kThreadPool: return "thread_pool";
     case WaitKind::kOther: return "other";
     case WaitKind::kUnknown: break;
   }

@@ -45,6 +45,7 @@ enum class WaitKind {
   kWrite,            // write() to a file descriptor (a full pipe)
   kPthreadMutex,     // a pthread mutex (native frames)
   kCollective,       // a torch distributed collective (c10d/gloo/NCCL frames)
+  kThreadPool,       // a native thread pool's team (OpenMP, OpenBLAS, MKL frames)
   kGarbageCollection,
   kSyscall,          // some other system call
   // What only asyncio tasks wait for (diagnosis/task_waits.h); a task's asyncio.Lock, Event,

@@ -20,7 +20,7 @@ constexpr size_t kMaxLineLength = 200;
 
 // A wait kind (docs/json-schema.md's blocked_on.kind) as a user says it.
 std::string_view kind_in_words(std::string_view kind) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 27> kWords = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 28> kWords = {{
       {"gil", "the GIL"}, {"lock", "a lock"}, {"rlock", "an RLock"}, {"condition", "a Condition"},
       {"event", "an Event"}, {"semaphore", "a Semaphore"}, {"barrier", "a threading.Barrier"},
       {"queue", "a queue"}, {"process_queue", "a multiprocessing queue or pipe"},
@@ -28,7 +28,7 @@ std::string_view kind_in_words(std::string_view kind) {
       {"select", "select/poll on files or sockets"}, {"socket", "a socket"},
       {"read", "a read from a pipe or file"}, {"write", "a write to a pipe or file"},
       {"pthread_mutex", "a C mutex (pthread)"},
-      {"collective", "a torch.distributed collective"}, {"garbage_collection", "the garbage collector"},
+      {"collective", "a torch.distributed collective"}, {"thread_pool", "a native thread pool"}, {"garbage_collection", "the garbage collector"},
       {"syscall", "a system call"}, {"task", "another task"}, {"future", "a Future"},
       {"gather", "asyncio.gather"}, {"taskgroup", "a TaskGroup"}, {"executor", "a thread of an executor"},
       {"other", "an awaitable"}, {"running", "nothing (running)"}}};

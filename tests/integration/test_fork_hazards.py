@@ -12,6 +12,11 @@ the child's line):
   waiting for the lock that thread "cache-filler" of its parent held at fork, with the remedy;
   the parent, which only waits for its child, comes after.
 
+- a fork after torch started libgomp's thread pool (tests/programs/fork_openmp_pool.py, Debian's
+  python3 with python3-torch): the child's one thread waits in "its OpenMP (libgomp) thread pool,
+  whose threads this process does not have", with the remedy, live and from a gcore, without
+  --native (its native frames are read for the diagnosis all the same).
+
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
 import json
@@ -138,9 +143,75 @@ def one_interpreter(coreanalyze, interpreter, workdir):
         process.wait()
 
 
+TORCH_PYTHON = "/usr/bin/python3.11"  # Debian's, which python3-torch is built for (with libgomp)
+
+
+def openmp_case(coreanalyze, workdir):
+    """A fork after torch started libgomp's pool: the child waits in the pool, which it lost."""
+    truth_path = os.path.join(workdir, "openmp.json")
+    process = subprocess.Popen([TORCH_PYTHON, os.path.join(cores.PROGRAMS, "fork_openmp_pool.py"), truth_path],
+                               cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and process.poll() is None and not (
+                os.path.exists(truth_path) and os.path.exists(truth_path + ".child")):
+            time.sleep(0.05)
+        if not os.path.exists(truth_path):
+            process.kill()
+            return ["the program never blocked: %s" % process.communicate()[0].decode("utf-8", "replace")[-600:]]
+        with open(truth_path) as stream:
+            truth = json.load(stream)
+        time.sleep(1.0)  # from the child's note to its parallel region
+        problems = []
+        for label, target in (("--pid", ["--pid", str(truth["child_pid"])]),
+                              ("gcore", [cores.gcore(truth["child_pid"], os.path.join(workdir, "core.openmp"))])):
+            document = run_json([coreanalyze, "--json"] + target, problems)
+            if document is None:
+                continue
+            threads = document.get("threads") or []
+            blocked = (threads[0].get("blocked_on") or {}) if len(threads) == 1 else {}
+            description = blocked.get("description") or ""
+            if blocked.get("kind") != "thread_pool" or "OpenMP (libgomp)" not in description or \
+                    "does not have" not in description or "OMP_NUM_THREADS=1" not in description:
+                problems.append("%s: the child's %d thread(s), blocked on %r: not libgomp's lost pool" % (
+                    label, len(threads), blocked))
+            lines = [frame.get("line") for frame in (threads[0].get("frames") if threads else None) or []]
+            if truth["line"] not in lines:
+                problems.append("%s: no frame at line %d: %r" % (label, truth["line"], lines))
+        return problems
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+
+
+def torch_missing():
+    if not os.access(TORCH_PYTHON, os.X_OK):
+        return "%s is not installed" % TORCH_PYTHON
+    if subprocess.run([TORCH_PYTHON, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        return "%s cannot import torch (apt-get install python3-torch)" % TORCH_PYTHON
+    return None
+
+
 def main():
     args = interpreters.driver_arguments(__doc__)
     results = Results()
+    reason = torch_missing()
+    if reason:
+        results.report("SKIP", "OpenMP pool lost at fork", [reason])
+    else:
+        workdir = run_scenarios.scenario_workdir(interpreters.resolve("debian-3.11"), "hangpy-fork-omp-")
+        try:
+            results.check("OpenMP pool lost at fork (torch, libgomp): the child's wait, live and gcore, "
+                          "without --native", openmp_case(args.coreanalyze, workdir))
+        except cores.CoreError as error:
+            results.report("FAIL", "OpenMP pool lost at fork: %s" % error)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
     for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-fork-")
         try:

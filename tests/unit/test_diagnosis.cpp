@@ -229,6 +229,18 @@ TEST(NativeHints, DdpBackwardWaitsInTheReducer) {
   EXPECT_EQ(mangled.collective.value_or(""), "DDP's gradient all_reduce in backward() (c10d)");
 }
 
+// A stripped libgomp, as Debian ships it: the pool is told by the module, not by a symbol.
+TEST(NativeHints, AThreadPoolByItsLibrary) {
+  native::MergedStack stack = native_stack({"__futex_abstimed_wait_common", "", "", "_PyEval_EvalFrameDefault"});
+  stack.frames[1].native->module = "/lib/x86_64-linux-gnu/libgomp.so.1.0.0";
+  stack.frames[2].native->module = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
+  EXPECT_EQ(read_native_hint(stack, "_PyEval_EvalFrameDefault").thread_pool, "OpenMP (libgomp)");
+  stack.frames[1].native->module = "/usr/lib/x86_64-linux-gnu/libopenblas.so.0";
+  EXPECT_EQ(read_native_hint(stack, "_PyEval_EvalFrameDefault").thread_pool, "OpenBLAS");
+  stack.frames[1].native->module = "/usr/lib/x86_64-linux-gnu/libm.so.6";
+  EXPECT_EQ(read_native_hint(stack, "_PyEval_EvalFrameDefault").thread_pool, "");
+}
+
 TEST(NativeHints, GarbageCollection) {
   EXPECT_TRUE(read_native_hint(native_stack({"visit_decref", "gc_collect_main.lto_priv.0"}),
                                "_PyEval_EvalFrameDefault").collecting);
