@@ -329,10 +329,9 @@ BlockedOn thread_pool_blocked_on(const Context& context, const NativeHint& hint,
   BlockedOn blocked;
   blocked.kind = WaitKind::kThreadPool;
   if (only_thread(context)) {
-    blocked.what = fmt::format("its {} thread pool, whose threads this process does not have", hint.thread_pool);
+    blocked.what = fmt::format("an {} pool whose threads it lost at fork", hint.thread_pool);
     blocked.holder_gone = true;
-    blocked.detail = "the pool was started before a fork: set OMP_NUM_THREADS=1 (and the library's own, "
-                     "such as OPENBLAS_NUM_THREADS) before forking, or use the spawn start method";
+    blocked.detail = "set OMP_NUM_THREADS=1 before fork, or use spawn";
   } else {
     blocked.what = fmt::format("its {} thread pool (futex 0x{:x})", hint.thread_pool, diagnosis.syscall_arguments[0]);
   }

@@ -273,12 +273,13 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
   if (first_role) verdict.kind = kind;
   if (kind == Verdict::Kind::kOutliers && busy.size() == 1) {
     triage.classes[busy[0]].outlier = true;
-    add(fmt::format("the odd one out: {}", describe_class(triage, busy[0], false)));
+    add(fmt::format("{}: {}", triage.classes[busy[0]].processes.size() == 1 ? "the odd one out" : "the odd ones out",
+                    describe_class(triage, busy[0], false)));
   } else if (kind == Verdict::Kind::kOutliers) {
     for (size_t k = 1; k < busy.size(); ++k) triage.classes[busy[k]].outlier = true;
     const size_t odd = total - idle_count - triage.classes[busy[0]].processes.size();
     for (size_t k = 1; k < busy.size(); ++k)
-      add(fmt::format("{}: {}", odd == 1 ? "the odd one out" : "odd one out", describe_class(triage, busy[k], false)));
+      add(fmt::format("{}: {}", odd == 1 ? "the odd one out" : "the odd ones out", describe_class(triage, busy[k], false)));
     add(fmt::format("the other {}: {}", total - idle_count - odd, describe_class(triage, busy[0], false)));
     // Processes in two different collectives wait for each other forever.
     const std::string majority_op = collective_of(class_place(triage, busy[0]));

@@ -13,8 +13,8 @@ the child's line):
   the parent, which only waits for its child, comes after.
 
 - a fork after torch started libgomp's thread pool (tests/programs/fork_openmp_pool.py, Debian's
-  python3 with python3-torch): the child's one thread waits in "its OpenMP (libgomp) thread pool,
-  whose threads this process does not have", with the remedy, live and from a gcore, without
+  python3 with python3-torch): the child's one thread waits for "an OpenMP (libgomp) pool whose
+  threads it lost at fork", with the remedy, live and from a gcore, without
   --native (its native frames are read for the diagnosis all the same).
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
@@ -173,7 +173,7 @@ def openmp_case(coreanalyze, workdir):
             blocked = (threads[0].get("blocked_on") or {}) if len(threads) == 1 else {}
             description = blocked.get("description") or ""
             if blocked.get("kind") != "thread_pool" or "OpenMP (libgomp)" not in description or \
-                    "does not have" not in description or "OMP_NUM_THREADS=1" not in description:
+                    "lost at fork" not in description or "OMP_NUM_THREADS=1" not in description:
                 problems.append("%s: the child's %d thread(s), blocked on %r: not libgomp's lost pool" % (
                     label, len(threads), blocked))
             lines = [frame.get("line") for frame in (threads[0].get("frames") if threads else None) or []]

@@ -17,6 +17,9 @@
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
   and a line says they wait in different collectives that can never meet;
+- gunicorn --preload with 3 sync workers, its app having used torch's OpenMP pool in the arbiter
+  (gunicorn_torch_app.py): two requests hang two workers in the pool they lost at fork; the
+  verdict's first line is those two, with the cause; the third worker, free, is idle, never odd;
 - a DataLoader with 3 workers, worker 1 waiting on an Event nobody sets
   (job_dataloader_hang.py): the verdict names that DataLoader worker by its worker id and PID and
   its place, and the other workers, waiting for indices, idle;
@@ -34,8 +37,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import socket
 import tempfile
 import time
+import urllib.request
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import Results, SKIP  # noqa: E402
@@ -51,6 +57,7 @@ TORCHRUN_RANKS, TORCHRUN_ODD = 8, 5
 SPAWN_RANKS, SPAWN_ODD = 4, 1
 DATALOADER_STUCK = 1
 DDP_RANKS, DDP_ODD = 3, 2
+GUNICORN_WORKERS, GUNICORN_HUNG = 3, 2
 PREFORK_STUCK = 2
 
 
@@ -66,13 +73,17 @@ def marker_line(program, marker):
 class Job(object):
     """A program running in a session of its own; its ready files say which process is which."""
 
-    def __init__(self, argv, workdir, name):
+    def __init__(self, argv, workdir, name, ready_in_environment=False):
         self.ready_dir = os.path.join(workdir, name + "-ready")
         os.makedirs(self.ready_dir)
         self.log = open(os.path.join(workdir, name + ".log"), "wb")
         environment = test_collect.torch_environment()
-        self.process = subprocess.Popen(argv + [self.ready_dir] if "{ready}" not in argv else
-                                        [self.ready_dir if a == "{ready}" else a for a in argv],
+        if ready_in_environment:  # a program that takes no arguments of ours (a gunicorn app)
+            environment["HANGPY_READY_DIR"] = self.ready_dir
+        else:
+            argv = (argv + [self.ready_dir] if "{ready}" not in argv else
+                    [self.ready_dir if a == "{ready}" else a for a in argv])
+        self.process = subprocess.Popen(argv,
                                         start_new_session=True, stdout=self.log,
                                         stderr=subprocess.STDOUT, env=environment)
         self.pid = self.process.pid
@@ -312,6 +323,75 @@ def ddp_case(results, coreanalyze, workdir):
         job.kill()
 
 
+def gunicorn_case(results, coreanalyze, workdir):
+    """gunicorn --preload, 3 sync workers, an app that used torch's OpenMP pool in the arbiter:
+    the two workers given a request hang in the pool they lost at fork; the third is idle."""
+    if not shutil.which("gunicorn"):
+        results.report("SKIP", "gunicorn", ["gunicorn is not installed (scripts/install-deps)"])
+        return
+    line = marker_line("gunicorn_torch_app.py", "WORKER-HANGS")
+    port = test_collect_port()
+    job = Job(["gunicorn", "--preload", "-w", str(GUNICORN_WORKERS), "-b", "127.0.0.1:%d" % port, "--timeout", "600",
+               "--chdir", PROGRAMS, "gunicorn_torch_app:app"], workdir, "gunicorn", ready_in_environment=True)
+    try:
+        deadline = time.time() + START_TIMEOUT
+        while time.time() < deadline and len(worker_pids(job.pid)) < GUNICORN_WORKERS:
+            time.sleep(0.2)
+        # One request at a time, each once the one before hangs: each goes to a worker still free.
+        for number in range(1, GUNICORN_HUNG + 1):
+            threading.Thread(target=request, args=("http://127.0.0.1:%d/" % port,), daemon=True).start()
+            job.wait_ready(number)
+        hung = sorted(job.ready().values())
+        out_dir = os.path.join(workdir, "gunicorn-collected")
+        problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+        document, _, more, seconds = triage(coreanalyze, [out_dir])
+        problems += more
+        if document is not None:
+            lines = document["verdict"].splitlines()
+            wants = ["the odd ones out: ", "[gunicorn worker] in `app` at gunicorn_torch_app.py:%d" % line,
+                     "OpenMP (libgomp) pool whose threads it lost at fork"]
+            for want in wants:
+                if want not in lines[0]:
+                    problems.append("the first line lacks %r: %s" % (want, document["verdict"]))
+            for pid in hung:
+                if "PID %d" % pid not in lines[0] and len(hung) == 1:
+                    problems.append("the first line does not name hung worker %d: %s" % (pid, lines[0]))
+            outliers = sorted(p["pid"] for p in document["processes"]
+                              if document["groups"][p["group"]]["outlier"])
+            if outliers != hung:
+                problems.append("outlier processes %s, not the hung workers %s" % (outliers, hung))
+            idle = [text for text in lines if text.startswith("idle (waiting for work): ") and "[gunicorn worker]" in text]
+            if len(idle) != 1:
+                problems.append("no idle line for the free worker: %s" % document["verdict"])
+        results.check("gunicorn --preload, 3 workers, 2 hung in a lost OpenMP pool: collect (%.1f s) + triage "
+                      "DIR (%.2f s): %s" % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+    finally:
+        job.kill()
+
+
+def worker_pids(parent):
+    try:
+        with open("/proc/%d/task/%d/children" % (parent, parent)) as stream:
+            return [int(pid) for pid in stream.read().split()]
+    except OSError:
+        return []
+
+
+def request(url):
+    try:
+        urllib.request.urlopen(url, timeout=RUN_TIMEOUT).read()
+    except OSError:
+        pass  # the worker hangs: no answer comes
+
+
+def test_collect_port():
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    return port
+
+
 def dataloader_case(results, coreanalyze, workdir):
     line = marker_line("job_dataloader_hang.py", "WORKER-WAITS")
     job = Job([PYTHON, os.path.join(PROGRAMS, "job_dataloader_hang.py")], workdir, "dataloader")
@@ -374,7 +454,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, ddp, dataloader, prefork)")
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, ddp, gunicorn, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
     reason = torch_missing_reason()
@@ -387,7 +467,8 @@ def main():
     started = time.time()
     try:
         for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case), ("ddp", ddp_case),
-                           ("dataloader", dataloader_case), ("prefork", prefork_case)):
+                           ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
+                           ("prefork", prefork_case)):
             if args.only and args.only != name:
                 continue
             try:

@@ -229,7 +229,7 @@ TEST(TriageVerdict, IdleIsNotOdd) {
   Triage triage = merge(std::move(records));
   ASSERT_EQ(triage.verdict.kind, Verdict::Kind::kOutliers) << triage.verdict.text;
   EXPECT_EQ(triage.verdict.lines, (std::vector<std::string>{
-                                      "the odd one out: processes 0-1 in `Condition.wait` at train.py:120, "
+                                      "the odd ones out: processes 0-1 in `Condition.wait` at train.py:120, "
                                       "waiting for Event 0x7f0000000010",
                                       "idle (waiting for work): process 2 (PID 1002) in `accept` at server.py:30"}));
   EXPECT_FALSE(triage.classes[triage.class_of[2]].outlier);
