@@ -9,6 +9,8 @@
 #include "cpython/instance_attributes.h"
 #include "cpython/thread_names.h"
 #include "diagnosis/classify.h"
+#include "diagnosis/context.h"
+#include "diagnosis/process_waits.h"
 #include "diagnosis/locks.h"
 #include "diagnosis/syscalls.h"
 #include "diagnosis/wait_graph.h"
@@ -16,84 +18,10 @@
 namespace hangpy::diagnosis {
 namespace {
 
-constexpr size_t kMaxPathRead = 4096;  // PATH_MAX
+using namespace detail;
 
 using cpython::kAbsent;
 using cpython::PythonThread;
-
-// Everything the per-thread steps share.
-struct Context {
-  Context(const cpython::ProcessStacks& stacks_in, const cpython::AddressSpace& memory_in,
-          const NativeStacks* native_in)
-      : stacks(stacks_in), memory(memory_in), layout(*stacks_in.layout),
-        objects(memory_in, *stacks_in.layout), locks(objects), native(native_in) {}
-
-  const cpython::ProcessStacks& stacks;
-  const cpython::AddressSpace& memory;
-  const cpython::Layout& layout;
-  cpython::ObjectReader objects;
-  LockReader locks;
-  std::unordered_map<int64_t, const cpython::NativeThread*> os_threads;  // by LWP
-  const NativeStacks* native;
-  std::function<std::optional<std::string>(uint64_t)> function_at;
-  std::vector<LockState> candidates;
-  std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
-  std::unordered_map<uint64_t, uint64_t> thread_objects;  // threading's Thread objects by ident
-  bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
-};
-
-std::optional<size_t> thread_by_ident(const Context& context, uint64_t ident) {
-  for (size_t i = 0; i < context.stacks.threads.size(); ++i)
-    if (context.stacks.threads[i].thread_id == ident) return i;
-  return std::nullopt;
-}
-
-std::optional<size_t> thread_by_lwp(const Context& context, int64_t lwp) {
-  for (size_t i = 0; i < context.stacks.threads.size(); ++i) {
-    const auto& native = context.stacks.threads[i].native_thread_id;
-    if (native && static_cast<int64_t>(*native) == lwp) return i;
-  }
-  return std::nullopt;
-}
-
-std::optional<int64_t> lwp_of(const Context& context, size_t index) {
-  const auto& native = context.stacks.threads[index].native_thread_id;
-  return native ? std::optional<int64_t>(static_cast<int64_t>(*native)) : std::nullopt;
-}
-
-// `self` of a frame, 0 when it has none.
-uint64_t frame_self(const Context& context, const cpython::PythonFrame& frame) {
-  cpython::VariableReader variables(context.memory, context.layout);
-  auto found = variables.lookup(frame, "self", cpython::VariableReader::Want::kObjectOnly);
-  if (!found || !*found || (*found)->scope != cpython::Scope::kLocal) return 0;
-  return (*found)->variable.object;
-}
-
-std::string type_name(const Context& context, uint64_t object) {
-  auto name = context.objects.type_name(object);
-  return name ? *name : std::string();
-}
-
-std::optional<uint64_t> int_attribute(const Context& context, uint64_t instance, std::string_view name) {
-  cpython::InstanceAttributes attributes(context.objects);
-  auto value = attributes.get(instance, name);
-  if (!value || *value == 0) return std::nullopt;
-  auto type = type_name(context, *value);
-  if (type != "int" && type != "long" && type != "bool") return std::nullopt;
-  if (type == "bool" && context.layout.variables.machine_int_value != kAbsent) {
-    auto flag = cpython::read_value<int64_t>(
-        context.memory, *value + static_cast<uint64_t>(context.layout.variables.machine_int_value));
-    return flag ? std::optional<uint64_t>(static_cast<uint64_t>(*flag)) : std::nullopt;
-  }
-  if (type == "bool") {
-    // A bool stores digits like an int (3.x): zero digits is False.
-    auto digits = context.objects.read_int_digits(*value, 2);
-    if (!digits) return std::nullopt;
-    return digits->digits.empty() || digits->digits[0] == 0 ? 0 : 1;
-  }
-  auto number = context.objects.read_uint64(*value);
-  return number ? std::optional<uint64_t>(*number) : std::nullopt;
-}
 
 std::string lock_what(const LockState& lock) {
   return fmt::format("{} 0x{:x}", lock.reentrant ? "RLock" : "Lock", lock.object);
@@ -115,24 +43,6 @@ std::optional<size_t> lock_owner(const Context& context, const LockState& lock) 
     holder = i;
   }
   return holder;
-}
-
-// Whether some thread of the process has this pthread_t (its thread pointer); nullopt when the
-// registers do not say (a core without them, threads read in their system calls).
-std::optional<bool> thread_pointer_exists(const Context& context, uint64_t pointer) {
-  if (context.os_threads.empty()) return std::nullopt;
-  for (const auto& [lwp, thread] : context.os_threads) {
-    if (thread->fs_base == 0) return std::nullopt;
-    if (thread->fs_base == pointer) return true;
-  }
-  return false;
-}
-
-// Whether the process has no thread but the waiter: then no other thread can release a plain
-// Lock it waits for (which records no holder).
-bool only_thread(const Context& context) {
-  if (!context.os_threads.empty()) return context.os_threads.size() == 1;
-  return context.stacks.threads.size() == 1;
 }
 
 // The thread whose end releases `lock`: threading gives each Thread a lock (_tstate_lock, 3.x)
@@ -322,22 +232,6 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
   return blocked;
 }
 
-// A thread waiting inside a native thread pool (OpenMP, OpenBLAS, MKL): for its team's threads.
-// A process with no other thread has lost them: a fork keeps only the forking thread, and a pool
-// started before it waits for ever for workers the child does not have.
-BlockedOn thread_pool_blocked_on(const Context& context, const NativeHint& hint, const ThreadDiagnosis& diagnosis) {
-  BlockedOn blocked;
-  blocked.kind = WaitKind::kThreadPool;
-  if (only_thread(context)) {
-    blocked.what = fmt::format("an {} pool whose threads it lost at fork", hint.thread_pool);
-    blocked.holder_gone = true;
-    blocked.detail = "set OMP_NUM_THREADS=1 before fork, or use spawn";
-  } else {
-    blocked.what = fmt::format("its {} thread pool (futex 0x{:x})", hint.thread_pool, diagnosis.syscall_arguments[0]);
-  }
-  return blocked;
-}
-
 BlockedOn pthread_mutex_blocked_on(const Context& context, const ThreadDiagnosis& diagnosis) {
   BlockedOn blocked;
   blocked.kind = WaitKind::kPthreadMutex;
@@ -384,87 +278,6 @@ bool collecting_with_gil(const Context& context, const PythonThread& thread) {
   auto collecting = cpython::read_value<int32_t>(
       context.memory, base + static_cast<uint64_t>(gc.state) + static_cast<uint64_t>(gc.collecting));
   return collecting && *collecting != 0;
-}
-
-// Whether the thread runs the interpreter's exit: threading joining the threads that are no
-// daemons, multiprocessing joining its children and its queues' feeder threads.
-bool in_exit(const std::vector<cpython::PythonFrame>& frames) {
-  for (const cpython::PythonFrame& frame : frames) {
-    const std::string_view file(frame.file);
-    if ((frame.function == "_shutdown" || frame.function == "_exitfunc") && file.ends_with("/threading.py")) return true;
-    if (frame.function == "_exit_function" && file.ends_with("/multiprocessing/util.py")) return true;
-  }
-  return false;
-}
-
-// A thread in the interpreter's exit: a wait threading's exit makes that names no thread (3.13 on
-// joins in C, on a futex of its own) is for the threads that are no daemons, which are named.
-void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t index) {
-  BlockedOn& blocked = result.threads[index].blocked_on;
-  if (blocked.kind == WaitKind::kSyscall || blocked.kind == WaitKind::kUnknown) {
-    std::vector<size_t> others;
-    for (size_t j = 0; j < result.threads.size(); ++j)
-      if (j != index && result.threads[j].daemon == false) others.push_back(j);
-    if (!others.empty()) {
-      std::vector<std::string> names;
-      for (size_t j : others) names.push_back(thread_label(context.stacks.threads[j]));
-      blocked = BlockedOn{};
-      blocked.kind = WaitKind::kJoin;
-      blocked.what = fmt::format("{}", fmt::join(names, ", "));
-      if (others.size() == 1) {
-        blocked.owner = others.front();
-        blocked.owner_lwp = lwp_of(context, others.front());
-      }
-    }
-  }
-  if (blocked.kind == WaitKind::kJoin) blocked.detail = "at exit: a thread that is not a daemon must end first";
-  else if (blocked.kind == WaitKind::kChildProcess) blocked.detail = "at exit: a child that is not a daemon must end first";
-  else blocked.detail = (blocked.detail.empty() ? "" : blocked.detail + ", ") + "at exit";
-}
-
-// What the file descriptor a thread blocks on is, where the target can say: the file, the pipe,
-// the socket's addresses.
-void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
-                          ThreadDiagnosis& thread) {
-  if (!thread.syscall || !takes_file_descriptor(*thread.syscall)) return;
-  const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
-  if (fd < 0) return;
-  auto what = describe_fd(fd);
-  if (!what) return;
-  BlockedOn& blocked = thread.blocked_on;
-  const std::string text = fmt::format("fd {} is {}", fd, *what);
-  blocked.detail = blocked.detail.empty() ? text : blocked.detail + ", " + text;
-}
-
-// A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its
-// server): the path, read from the call's argument.
-void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
-  if (!thread.syscall || (*thread.syscall != syscall_numbers::kOpen && *thread.syscall != syscall_numbers::kOpenat))
-    return;
-  const uint64_t address = thread.syscall_arguments[*thread.syscall == syscall_numbers::kOpen ? 0 : 1];
-  auto path = cpython::read_c_string(context.memory, address, kMaxPathRead);
-  if (!path || path->empty()) return;
-  BlockedOn& blocked = thread.blocked_on;
-  blocked.what = fmt::format("{} of {}", thread.syscall_name, *path);
-}
-
-// The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
-bool idle_wait(WaitKind kind) {
-  switch (kind) {
-    case WaitKind::kQueue:
-    case WaitKind::kProcessQueue:
-    case WaitKind::kMultiplex:
-    case WaitKind::kSocket:
-    case WaitKind::kCondition:
-    case WaitKind::kSemaphore:
-    case WaitKind::kRead:
-    case WaitKind::kSleep:
-    case WaitKind::kSyscall:
-    case WaitKind::kWrite:
-      return true;
-    default:
-      return false;
-  }
 }
 
 void diagnose_thread(const Context& context, size_t index, const std::unordered_map<uint64_t, uint64_t>& thread_objects,
@@ -591,92 +404,6 @@ std::string cycle_text(const cpython::ProcessStacks& stacks, const ProcessDiagno
 }
 
 }  // namespace
-
-const char* gil_state_name(GilState state) {
-  switch (state) {
-    case GilState::kHolds: return "holds";
-    case GilState::kWaits: return "waits";
-    case GilState::kNeither: return "neither";
-    case GilState::kUnknown: break;
-  }
-  return "unknown";
-}
-
-const char* wait_kind_name(WaitKind kind) {
-  switch (kind) {
-    case WaitKind::kRunning: return "running";
-    case WaitKind::kGil: return "gil";
-    case WaitKind::kLock: return "lock";
-    case WaitKind::kRLock: return "rlock";
-    case WaitKind::kCondition: return "condition";
-    case WaitKind::kEvent: return "event";
-    case WaitKind::kSemaphore: return "semaphore";
-    case WaitKind::kBarrier: return "barrier";
-    case WaitKind::kQueue: return "queue";
-    case WaitKind::kProcessQueue: return "process_queue";
-    case WaitKind::kJoin: return "join";
-    case WaitKind::kChildProcess: return "child_process";
-    case WaitKind::kSleep: return "sleep";
-    case WaitKind::kMultiplex: return "select";
-    case WaitKind::kSocket: return "socket";
-    case WaitKind::kRead: return "read";
-    case WaitKind::kWrite: return "write";
-    case WaitKind::kPthreadMutex: return "pthread_mutex";
-    case WaitKind::kCollective: return "collective";
-    case WaitKind::kGarbageCollection: return "garbage_collection";
-    case WaitKind::kSyscall: return "syscall";
-    case WaitKind::kTask: return "task";
-    case WaitKind::kFuture: return "future";
-    case WaitKind::kGather: return "gather";
-    case WaitKind::kTaskGroup: return "taskgroup";
-    case WaitKind::kExecutor: return "executor";
-    case WaitKind::kThreadPool: return "thread_pool";
-    case WaitKind::kOther: return "other";
-    case WaitKind::kUnknown: break;
-  }
-  return "unknown";
-}
-
-std::string describe_blocked_on(const BlockedOn& blocked, const cpython::ProcessStacks& stacks) {
-  std::string owner;
-  if (blocked.owner && *blocked.owner < stacks.threads.size()) {
-    owner = thread_label(stacks.threads[*blocked.owner]);
-  } else if (blocked.owner_lwp) {
-    owner = fmt::format("LWP {}", *blocked.owner_lwp);
-  }
-  std::string text;
-  switch (blocked.kind) {
-    case WaitKind::kJoin:
-      // The interpreter's exit waits as join() does, but nobody called join().
-      text = (blocked.detail.starts_with("at exit") ? "the end of " : "Thread.join of ") +
-             (owner.empty() ? blocked.what : owner);
-      break;
-    case WaitKind::kGil:
-    case WaitKind::kLock:
-    case WaitKind::kRLock:
-    case WaitKind::kPthreadMutex:
-      text = blocked.what;
-      if (!owner.empty()) text += " held by " + owner;
-      else if (blocked.holder_gone && blocked.detail.empty())
-        text += " (no other thread here can release it: held when the process forked, or taken twice)";
-      else if (blocked.holder_gone)
-        return text + " (held when the process forked: " + blocked.detail + ")";
-      else if (blocked.owner_unknown) text += " (owner unknown)";
-      break;
-    default:
-      text = blocked.what;
-      break;
-  }
-  if (!blocked.detail.empty()) text += " (" + blocked.detail + ")";
-  return text;
-}
-
-std::string thread_label(const PythonThread& thread) {
-  std::string text = thread.name ? fmt::format("thread \"{}\"", *thread.name)
-                                 : fmt::format("thread 0x{:x}", thread.thread_id);
-  if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
-  return text;
-}
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   ProcessDiagnosis result;

@@ -13,13 +13,12 @@ Each by --pid and from a gcore core. Exit status: 0 passed, 1 failed, 77 none in
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
+from blocked_program import BlockedProgram, NeverBlocked  # noqa: E402
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
@@ -59,33 +58,21 @@ def one_case(coreanalyze, interpreter, mode, workdir):
     truth_path = os.path.join(workdir, "truth-%s.json" % mode)
     argv = interpreter.command(interpreter.guest_path(workdir), [
         interpreter.guest_path(os.path.join(cores.PROGRAMS, PROGRAM)), mode, interpreter.guest_path(truth_path)])
-    process = subprocess.Popen(argv, cwd=workdir, env=cores.scenario_environment(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline and process.poll() is None and not os.path.exists(truth_path):
-            time.sleep(0.02)
-        if not os.path.exists(truth_path):
-            return ["the program never got to its end: %s" % process.communicate()[0].decode("utf-8", "replace")[-600:]]
-        with open(truth_path) as stream:
-            truth = json.load(stream)
-        time.sleep(0.5)  # from the script's end to the exit's wait
-        problems = []
-        for label, target in (("--pid", ["--pid", str(truth["pid"])]),
-                              ("gcore", [cores.gcore(truth["pid"], os.path.join(workdir, "core.%s" % mode))])):
-            result = subprocess.run([coreanalyze, "--json"] + target, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    timeout=RUN_TIMEOUT)
-            if result.returncode != 0:
-                problems.append("%s: exit %d: %s" % (label, result.returncode, result.stderr.decode()[-300:]))
-                continue
-            problems += ["%s: %s" % (label, problem) for problem in check(json.loads(result.stdout), mode, truth)]
-        return problems
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        process.wait()
+        with BlockedProgram(argv, workdir, truth_path, env=cores.scenario_environment()) as program:
+            truth = program.truth
+            problems = []
+            for label, target in (("--pid", ["--pid", str(truth["pid"])]),
+                                  ("gcore", [cores.gcore(truth["pid"], os.path.join(workdir, "core.%s" % mode))])):
+                result = subprocess.run([coreanalyze, "--json"] + target, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+                if result.returncode != 0:
+                    problems.append("%s: exit %d: %s" % (label, result.returncode, result.stderr.decode()[-300:]))
+                    continue
+                problems += ["%s: %s" % (label, problem) for problem in check(json.loads(result.stdout), mode, truth)]
+            return problems
+    except NeverBlocked as error:
+        return [str(error)]
 
 
 def main():

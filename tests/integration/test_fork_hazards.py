@@ -22,13 +22,12 @@ Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
+from blocked_program import BlockedProgram, NeverBlocked  # noqa: E402
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
@@ -105,42 +104,28 @@ def one_interpreter(coreanalyze, interpreter, workdir):
         program_dir = cores.PROGRAMS
     argv = interpreter.command(interpreter.guest_path(workdir), [
         interpreter.guest_path(os.path.join(program_dir, PROGRAM)), interpreter.guest_path(truth_path)])
-    process = subprocess.Popen(argv, cwd=workdir, env=cores.scenario_environment(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    truth = None
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline and process.poll() is None and not (
-                os.path.exists(truth_path) and os.path.exists(truth_path + ".child")):
-            time.sleep(0.02)
-        if not os.path.exists(truth_path):
-            process.kill()
-            return ["the program never blocked: %s" % process.communicate()[0].decode("utf-8", "replace")[-600:]]
-        with open(truth_path) as stream:
-            truth = json.load(stream)
-        time.sleep(0.5)  # from the child's note to its wait for the lock
-        problems = []
-        child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
-        if child is not None:
-            check_child(child, truth, problems)
-        parent = run_json([coreanalyze, "--pid", str(truth["parent_pid"]), "--json"], problems)
-        if parent is not None:
-            check_parent(parent, truth, problems)
-        # The text says what the holder holds, under its thread.
-        text = subprocess.run([coreanalyze, "--pid", str(truth["parent_pid"])], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=RUN_TIMEOUT).stdout.decode("utf-8", "replace")
-        holder_part = text.split('"%s"' % truth["holder"], 1)[-1].split("\nThread ", 1)[0]
-        if "Holds: lock %s" % truth["lock"] not in holder_part:
-            problems.append("parent's text: no 'Holds: lock %s' under thread %r: %s" % (
-                truth["lock"], truth["holder"], holder_part[:300]))
-        check_triage(coreanalyze, truth, problems)
-        return problems
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        process.wait()
+        with BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"],
+                            env=cores.scenario_environment()) as program:
+            truth = program.truth
+            problems = []
+            child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
+            if child is not None:
+                check_child(child, truth, problems)
+            parent = run_json([coreanalyze, "--pid", str(truth["parent_pid"]), "--json"], problems)
+            if parent is not None:
+                check_parent(parent, truth, problems)
+            # The text says what the holder holds, under its thread.
+            text = subprocess.run([coreanalyze, "--pid", str(truth["parent_pid"])], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=RUN_TIMEOUT).stdout.decode("utf-8", "replace")
+            holder_part = text.split('"%s"' % truth["holder"], 1)[-1].split("\nThread ", 1)[0]
+            if "Holds: lock %s" % truth["lock"] not in holder_part:
+                problems.append("parent's text: no 'Holds: lock %s' under thread %r: %s" % (
+                    truth["lock"], truth["holder"], holder_part[:300]))
+            check_triage(coreanalyze, truth, problems)
+            return problems
+    except NeverBlocked as error:
+        return [str(error)]
 
 
 TORCH_PYTHON = "/usr/bin/python3.11"  # Debian's, which python3-torch is built for (with libgomp)
@@ -149,43 +134,33 @@ TORCH_PYTHON = "/usr/bin/python3.11"  # Debian's, which python3-torch is built f
 def openmp_case(coreanalyze, workdir):
     """A fork after torch started libgomp's pool: the child waits in the pool, which it lost."""
     truth_path = os.path.join(workdir, "openmp.json")
-    process = subprocess.Popen([TORCH_PYTHON, os.path.join(cores.PROGRAMS, "fork_openmp_pool.py"), truth_path],
-                               cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    argv = [TORCH_PYTHON, os.path.join(cores.PROGRAMS, "fork_openmp_pool.py"), truth_path]
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline and process.poll() is None and not (
-                os.path.exists(truth_path) and os.path.exists(truth_path + ".child")):
-            time.sleep(0.05)
-        if not os.path.exists(truth_path):
-            process.kill()
-            return ["the program never blocked: %s" % process.communicate()[0].decode("utf-8", "replace")[-600:]]
-        with open(truth_path) as stream:
-            truth = json.load(stream)
-        time.sleep(1.0)  # from the child's note to its parallel region
-        problems = []
-        for label, target in (("--pid", ["--pid", str(truth["child_pid"])]),
-                              ("gcore", [cores.gcore(truth["child_pid"], os.path.join(workdir, "core.openmp"))])):
-            document = run_json([coreanalyze, "--json"] + target, problems)
-            if document is None:
-                continue
-            threads = document.get("threads") or []
-            blocked = (threads[0].get("blocked_on") or {}) if len(threads) == 1 else {}
-            description = blocked.get("description") or ""
-            if blocked.get("kind") != "thread_pool" or "OpenMP (libgomp)" not in description or \
-                    "lost at fork" not in description or "OMP_NUM_THREADS=1" not in description:
-                problems.append("%s: the child's %d thread(s), blocked on %r: not libgomp's lost pool" % (
-                    label, len(threads), blocked))
-            lines = [frame.get("line") for frame in (threads[0].get("frames") if threads else None) or []]
-            if truth["line"] not in lines:
-                problems.append("%s: no frame at line %d: %r" % (label, truth["line"], lines))
-        return problems
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        process.wait()
+        with BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"], timeout=120,
+                            settle=1.0) as program:
+            truth = program.truth
+            problems = []
+            for label, target in (("--pid", ["--pid", str(truth["child_pid"])]),
+                                  ("gcore", [cores.gcore(truth["child_pid"], os.path.join(workdir, "core.openmp"))])):
+                document = run_json([coreanalyze, "--json"] + target, problems)
+                if document is not None:
+                    check_lost_pool(label, document, truth, problems)
+            return problems
+    except NeverBlocked as error:
+        return [str(error)]
+
+
+def check_lost_pool(label, document, truth, problems):
+    threads = document.get("threads") or []
+    blocked = (threads[0].get("blocked_on") or {}) if len(threads) == 1 else {}
+    description = blocked.get("description") or ""
+    if blocked.get("kind") != "thread_pool" or "OpenMP (libgomp)" not in description or \
+            "lost at fork" not in description or "OMP_NUM_THREADS=1" not in description:
+        problems.append("%s: the child's %d thread(s), blocked on %r: not libgomp's lost pool" % (
+            label, len(threads), blocked))
+    lines = [frame.get("line") for frame in (threads[0].get("frames") if threads else None) or []]
+    if truth["line"] not in lines:
+        problems.append("%s: no frame at line %d: %r" % (label, truth["line"], lines))
 
 
 def torch_missing():

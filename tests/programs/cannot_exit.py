@@ -6,17 +6,12 @@ interpreter's exit waits, as it must, for what is not a daemon:
 
 TRUTH_JSON, written before the script's end: {"pid", "worker" (the thread's name) or
 "child_pid", "worker_native_id" (3.8 on)}."""
-import json
 import os
 import sys
 import threading
 import time
 
-
-def write_truth(path, truth):
-    with open(path + ".tmp", "w") as out:
-        json.dump(truth, out)
-    os.rename(path + ".tmp", path)
+import groundtruth  # tests/programs/groundtruth.py: atomic JSON
 
 
 def wait_for_ever():
@@ -30,13 +25,13 @@ def main():
         never = threading.Event()
         worker = threading.Thread(target=never.wait, name="worker")
         worker.start()
-        write_truth(truth_path, {"pid": os.getpid(), "worker": worker.name,
+        groundtruth.write_json(truth_path, {"pid": os.getpid(), "worker": worker.name,
                                  "worker_native_id": getattr(worker, "native_id", None)})
     elif mode == "process":
         import multiprocessing
         child = multiprocessing.get_context("fork").Process(target=wait_for_ever)
         child.start()
-        write_truth(truth_path, {"pid": os.getpid(), "child_pid": child.pid})
+        groundtruth.write_json(truth_path, {"pid": os.getpid(), "child_pid": child.pid})
     # The script ends here; the interpreter's exit waits for the worker or the child.
 
 

@@ -8,9 +8,10 @@ Before either blocks, the parent writes TRUTH_JSON, the cause as the interpreter
 {"parent_pid", "child_pid", "lock": "0x..." (id of the lock, the same address in the child),
  "holder": "cache-filler", "holder_native_id" (3.8 on), "child_line"}; the child writes
 TRUTH_JSON.child once it is about to take the lock."""
-import json
 import os
 import sys
+
+import groundtruth  # tests/programs/groundtruth.py: marker lines, atomic JSON
 import threading
 import time
 
@@ -23,14 +24,6 @@ def fill_cache():
         filled.set()
         while True:
             time.sleep(3600)
-
-
-def marker_line(marker):
-    with open(__file__) as source:
-        for number, line in enumerate(source, 1):
-            if "# " + marker in line and "marker_line" not in line:
-                return number
-    return None
 
 
 def use_cache(truth_path):
@@ -52,10 +45,8 @@ def main():
         os._exit(0)
     truth = {"parent_pid": os.getpid(), "child_pid": child, "lock": "0x%x" % id(cache_lock),
              "holder": holder.name, "holder_native_id": getattr(holder, "native_id", None),
-             "child_line": marker_line("CHILD-WAITS")}
-    with open(truth_path + ".tmp", "w") as out:
-        json.dump(truth, out)
-    os.rename(truth_path + ".tmp", truth_path)
+             "child_line": groundtruth.marker_line(__file__, "CHILD-WAITS")}
+    groundtruth.write_json(truth_path, truth)
     os.waitpid(child, 0)
 
 

@@ -7,19 +7,12 @@ CHILD-WAITS). The parent waits for the child.
 
 The parent writes TRUTH_JSON ({"parent_pid", "child_pid", "threads": torch's thread count, "line"})
 before it waits; the child writes TRUTH_JSON.child before its parallel region."""
-import json
 import os
 import sys
 
+import groundtruth  # tests/programs/groundtruth.py: marker lines, atomic JSON
+
 import torch
-
-
-def marker_line(marker):
-    with open(__file__) as source:
-        for number, line in enumerate(source, 1):
-            if "# " + marker in line and "marker_line" not in line:
-                return number
-    return None
 
 
 def main():
@@ -36,10 +29,8 @@ def main():
             (b @ b).sum()  # CHILD-WAITS
         os._exit(0)
     truth = {"parent_pid": os.getpid(), "child_pid": child, "threads": torch.get_num_threads(),
-             "line": marker_line("CHILD-WAITS")}
-    with open(truth_path + ".tmp", "w") as out:
-        json.dump(truth, out)
-    os.rename(truth_path + ".tmp", truth_path)
+             "line": groundtruth.marker_line(__file__, "CHILD-WAITS")}
+    groundtruth.write_json(truth_path, truth)
     os.waitpid(child, 0)
 
 

@@ -293,3 +293,21 @@ def output_path():
         sys.stderr.write("usage: %s GROUND_TRUTH_JSON\n" % sys.argv[0])
         sys.exit(2)
     return os.path.abspath(sys.argv[1])
+
+
+def marker_line(path, marker):
+    """The number of the line of `path` that ends with the comment `# MARKER` (a program's own
+    blocking line, named in its ground truth); None when there is none."""
+    with open(path) as source:
+        for number, line in enumerate(source, 1):
+            if line.rstrip().endswith("# " + marker) or ("# " + marker + ":") in line:
+                return number
+    return None
+
+
+def write_json(path, document):
+    """`document` to `path`, atomically (a reader polling for the file never sees half of it)."""
+    with open(path + ".tmp", "w") as out:
+        json.dump(document, out)
+    os.rename(path + ".tmp", path)
+

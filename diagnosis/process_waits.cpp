@@ -1,0 +1,112 @@
+#include "diagnosis/process_waits.h"
+
+#include <fmt/format.h>
+
+#include "cpython/address_space.h"
+#include "diagnosis/syscalls.h"
+
+namespace hangpy::diagnosis::detail {
+namespace {
+
+constexpr size_t kMaxPathRead = 4096;  // PATH_MAX
+
+}  // namespace
+
+// A thread waiting inside a native thread pool (OpenMP, OpenBLAS, MKL): for its team's threads.
+// A process with no other thread has lost them: a fork keeps only the forking thread, and a pool
+// started before it waits for ever for workers the child does not have.
+BlockedOn thread_pool_blocked_on(const Context& context, const NativeHint& hint, const ThreadDiagnosis& diagnosis) {
+  BlockedOn blocked;
+  blocked.kind = WaitKind::kThreadPool;
+  if (only_thread(context)) {
+    blocked.what = fmt::format("an {} pool whose threads it lost at fork", hint.thread_pool);
+    blocked.holder_gone = true;
+    blocked.detail = "set OMP_NUM_THREADS=1 before fork, or use spawn";
+  } else {
+    blocked.what = fmt::format("its {} thread pool (futex 0x{:x})", hint.thread_pool, diagnosis.syscall_arguments[0]);
+  }
+  return blocked;
+}
+
+// Whether the thread runs the interpreter's exit: threading joining the threads that are no
+// daemons, multiprocessing joining its children and its queues' feeder threads.
+bool in_exit(const std::vector<cpython::PythonFrame>& frames) {
+  for (const cpython::PythonFrame& frame : frames) {
+    const std::string_view file(frame.file);
+    if ((frame.function == "_shutdown" || frame.function == "_exitfunc") && file.ends_with("/threading.py")) return true;
+    if (frame.function == "_exit_function" && file.ends_with("/multiprocessing/util.py")) return true;
+  }
+  return false;
+}
+
+// A thread in the interpreter's exit: a wait threading's exit makes that names no thread (3.13 on
+// joins in C, on a futex of its own) is for the threads that are no daemons, which are named.
+void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t index) {
+  BlockedOn& blocked = result.threads[index].blocked_on;
+  if (blocked.kind == WaitKind::kSyscall || blocked.kind == WaitKind::kUnknown) {
+    std::vector<size_t> others;
+    for (size_t j = 0; j < result.threads.size(); ++j)
+      if (j != index && result.threads[j].daemon == false) others.push_back(j);
+    if (!others.empty()) {
+      std::vector<std::string> names;
+      for (size_t j : others) names.push_back(thread_label(context.stacks.threads[j]));
+      blocked = BlockedOn{};
+      blocked.kind = WaitKind::kJoin;
+      blocked.what = fmt::format("{}", fmt::join(names, ", "));
+      if (others.size() == 1) {
+        blocked.owner = others.front();
+        blocked.owner_lwp = lwp_of(context, others.front());
+      }
+    }
+  }
+  if (blocked.kind == WaitKind::kJoin) blocked.detail = "at exit: a thread that is not a daemon must end first";
+  else if (blocked.kind == WaitKind::kChildProcess) blocked.detail = "at exit: a child that is not a daemon must end first";
+  else blocked.detail = (blocked.detail.empty() ? "" : blocked.detail + ", ") + "at exit";
+}
+
+// What the file descriptor a thread blocks on is, where the target can say: the file, the pipe,
+// the socket's addresses.
+void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
+                          ThreadDiagnosis& thread) {
+  if (!thread.syscall || !takes_file_descriptor(*thread.syscall)) return;
+  const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
+  if (fd < 0) return;
+  auto what = describe_fd(fd);
+  if (!what) return;
+  BlockedOn& blocked = thread.blocked_on;
+  const std::string text = fmt::format("fd {} is {}", fd, *what);
+  blocked.detail = blocked.detail.empty() ? text : blocked.detail + ", " + text;
+}
+
+// A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its
+// server): the path, read from the call's argument.
+void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
+  if (!thread.syscall || (*thread.syscall != syscall_numbers::kOpen && *thread.syscall != syscall_numbers::kOpenat))
+    return;
+  const uint64_t address = thread.syscall_arguments[*thread.syscall == syscall_numbers::kOpen ? 0 : 1];
+  auto path = cpython::read_c_string(context.memory, address, kMaxPathRead);
+  if (!path || path->empty()) return;
+  BlockedOn& blocked = thread.blocked_on;
+  blocked.what = fmt::format("{} of {}", thread.syscall_name, *path);
+}
+
+// The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
+bool idle_wait(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kQueue:
+    case WaitKind::kProcessQueue:
+    case WaitKind::kMultiplex:
+    case WaitKind::kSocket:
+    case WaitKind::kCondition:
+    case WaitKind::kSemaphore:
+    case WaitKind::kRead:
+    case WaitKind::kSleep:
+    case WaitKind::kSyscall:
+    case WaitKind::kWrite:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace hangpy::diagnosis::detail
