@@ -156,6 +156,37 @@ std::variant<int, NamedCore> find_core(CommandLine& line) {
 
 int analyse_core(CommandLine& line);
 
+analysis::TargetFacts core_facts(const CoreTarget& target) {
+  analysis::TargetFacts facts;
+  facts.pid = target.process().pid;
+  facts.os_threads = target.threads();
+  facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
+  return facts;
+}
+
+// The native stacks of a core: all of them with --native (printed), else those of the threads
+// the diagnosis leaves vague, for the diagnosis alone (what a thread waits for must not depend on
+// an option). Both unwound from the core itself (libdwfl reads it), not through a recording.
+struct NativeSteps {
+  analysis::NativeStep printed;
+  analysis::NativeForDiagnosis for_diagnosis;
+};
+
+NativeSteps native_steps(const CommandLine& line, const CoreTarget& target) {
+  NativeSteps steps;
+  if (line.native) {
+    steps.printed = [&line, &target](const cpython::ProcessStacks& stacks) -> std::optional<report::MergedStacks> {
+      return gather_merged_stacks(target, line.core, stacks, line.native_all, line.inlined);
+    };
+  } else {
+    steps.for_diagnosis = [&line, &target](const cpython::ProcessStacks& stacks,
+                                           const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+      return gather_merged_stacks(target, line.core, stacks, false, false, &lwps);
+    };
+  }
+  return steps;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,31 +223,14 @@ int analyse_core(CommandLine& line) {
     return kExitBadInput;
   }
   const analysis::Request request = analysis_request(line, "try --exe, --sysroot or --lib-path");
-  analysis::TargetFacts facts;
-  facts.pid = (*target)->process().pid;
-  facts.os_threads = (*target)->threads();
-  facts.function_at = [&target](uint64_t pc) { return (*target)->function_at(pc); };
-  // --native: unwound from the core itself (libdwfl reads it), not through the recording.
-  analysis::NativeStep unwind;
-  if (line.native) {
-    unwind = [&](const cpython::ProcessStacks& stacks) -> std::optional<report::MergedStacks> {
-      return gather_merged_stacks(**target, line.core, stacks, line.native_all, line.inlined);
-    };
-  }
+  const analysis::TargetFacts facts = core_facts(**target);
+  const NativeSteps native = native_steps(line, **target);
   // With --snapshot, everything is read through the recording, which the snapshot then holds.
   RecordingTarget recording(**target);
   const cpython::Target& analyzed =
       line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
-  // Without --native, the threads the diagnosis leaves vague are unwound all the same, for the
-  // diagnosis alone: what a thread waits for must not depend on an option.
-  analysis::NativeForDiagnosis for_diagnosis;
-  if (!line.native) {
-    for_diagnosis = [&](const cpython::ProcessStacks& stacks,
-                        const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
-      return gather_merged_stacks(**target, line.core, stacks, false, false, &lwps);
-    };
-  }
-  analysis::ProcessAnalysis found_all = analysis::analyse_process(analyzed, facts, request, unwind, for_diagnosis);
+  analysis::ProcessAnalysis found_all =
+      analysis::analyse_process(analyzed, facts, request, native.printed, native.for_diagnosis);
   auto& stacks = found_all.stacks;
   if (!stacks) {
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
