@@ -8,7 +8,6 @@ reducer waits for the gradients' all_reduce that the odd rank never joins.
 
 Each rank writes READY_DIR/rankR-PID.ready just before it blocks."""
 import os
-import socket
 import sys
 
 import torch
@@ -16,16 +15,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel
 
+from job_allreduce_hang import free_port, ready  # the same ready files and port as the other jobs
+
 RANKS = 3
 ODD_RANK = 2
 BATCHES = 3  # every rank but the odd one; the odd one gets BATCHES - 1
-
-
-def ready(ready_dir, rank):
-    path = os.path.join(ready_dir, "rank%d-%d.ready" % (rank, os.getpid()))
-    with open(path + ".tmp", "w") as out:
-        out.write(str(rank))
-    os.rename(path + ".tmp", path)
 
 
 def run(rank, port, ready_dir):
@@ -42,14 +36,6 @@ def run(rank, port, ready_dir):
         optimizer.step()
     ready(ready_dir, rank)
     dist.barrier()  # ODD-RANK-BARRIER
-
-
-def free_port():
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    listener.close()
-    return port
 
 
 if __name__ == "__main__":
