@@ -36,6 +36,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import interpreters  # noqa: E402
+import job_corpus  # noqa: E402
 import run_scenarios  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
@@ -158,6 +159,15 @@ def main():
         for label, core in [(label, core) for label, core, _ in corpus] + [("examples/deadlock", example)]:
             results.check("%s is a fixed point of --snapshot" % label,
                           check_fixed_point(args.coreanalyze, core, workdir))
+        # Whole jobs (tests/corpus/jobs, scripts/make-job-corpus): their verdicts from the
+        # snapshot cores alone; each core a fixed point too.
+        for job in sorted(glob.glob(os.path.join(args.corpus, "jobs", "*", "verdict.json"))):
+            directory = os.path.dirname(job)
+            label = os.path.relpath(directory, args.corpus)
+            results.check("%s: the verdict" % label, job_corpus.check(args.coreanalyze, directory))
+            for core in sorted(glob.glob(os.path.join(directory, "*" + SUFFIX))):
+                results.check("%s is a fixed point of --snapshot" % os.path.relpath(core, args.corpus),
+                              check_fixed_point(args.coreanalyze, core, workdir))
         by_label = dict((label, (core, truth)) for label, core, truth in corpus)
         for interpreter, python in RIGHT_PYTHON:
             label = "%s/%s" % (interpreter, PYTHON_SCENARIO)
