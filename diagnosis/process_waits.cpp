@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
 #include "cpython/address_space.h"
 #include "diagnosis/syscalls.h"
 
@@ -87,7 +88,7 @@ void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
   auto path = cpython::read_c_string(context.memory, address, kMaxPathRead);
   if (!path || path->empty()) return;
   BlockedOn& blocked = thread.blocked_on;
-  blocked.what = fmt::format("{} of {}", thread.syscall_name, *path);
+  blocked.what = fmt::format("{} of {}", thread.syscall_name, printable(*path));
 }
 
 // The waits a worker loop makes for its next piece of work (a lock or a collective is never that).

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
+#include "base/printable.h"
 #include "targets/proc_file.h"
 
 namespace hangpy::coreanalyze {
@@ -85,7 +86,7 @@ std::optional<std::string> unix_socket(int pid, uint64_t inode) {
     if (!(fields >> slot >> references >> protocol >> flags >> type >> state >> inode_text)) continue;
     if (parse_decimal<uint64_t>(inode_text) != inode) continue;
     fields >> path;
-    return path.empty() ? std::string("unix socket (unnamed)") : "unix socket " + path;
+    return path.empty() ? std::string("unix socket (unnamed)") : "unix socket " + printable(path);
   }
   return std::nullopt;
 }
@@ -97,7 +98,7 @@ std::optional<std::string> describe_file_descriptor(int pid, int fd) {
   const std::string link = fmt::format("/proc/{}/fd/{}", pid, fd);
   const ssize_t length = readlink(link.c_str(), buffer.data(), buffer.size() - 1);
   if (length <= 0) return std::nullopt;
-  const std::string target(buffer.data(), static_cast<size_t>(length));
+  const std::string target = printable(std::string_view(buffer.data(), static_cast<size_t>(length)));
   constexpr std::string_view kSocket = "socket:[";
   if (!target.starts_with(kSocket) || !target.ends_with(']')) return target;
   auto inode = parse_decimal<uint64_t>(std::string_view(target).substr(kSocket.size(), target.size() - kSocket.size() - 1));

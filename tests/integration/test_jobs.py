@@ -37,7 +37,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import socket
 import tempfile
 import time
 import urllib.request
@@ -330,7 +329,7 @@ def gunicorn_case(results, coreanalyze, workdir):
         results.report("SKIP", "gunicorn", ["gunicorn is not installed (scripts/install-deps)"])
         return
     line = marker_line("gunicorn_torch_app.py", "WORKER-HANGS")
-    port = test_collect_port()
+    port = test_collect.free_port()
     job = Job(["gunicorn", "--preload", "-w", str(GUNICORN_WORKERS), "-b", "127.0.0.1:%d" % port, "--timeout", "600",
                "--chdir", PROGRAMS, "gunicorn_torch_app:app"], workdir, "gunicorn", ready_in_environment=True)
     try:
@@ -382,14 +381,6 @@ def request(url):
         urllib.request.urlopen(url, timeout=RUN_TIMEOUT).read()
     except OSError:
         pass  # the worker hangs: no answer comes
-
-
-def test_collect_port():
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    listener.close()
-    return port
 
 
 def dataloader_case(results, coreanalyze, workdir):
