@@ -49,7 +49,7 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
                                 const Request& request, const NativeStep& unwind,
                                 const NativeForDiagnosis& for_diagnosis) {
-  ProcessAnalysis analysis{cpython::analyze(target, request.analyze), std::nullopt, {}};
+  ProcessAnalysis analysis{cpython::analyze(target, request.analyze), std::nullopt, std::nullopt, {}};
   if (!analysis.stacks) return analysis;
   if (unwind) analysis.native = unwind(*analysis.stacks);
   analysis.details = read_details(target, *analysis.stacks, analysis.native ? &*analysis.native : nullptr,
@@ -57,8 +57,10 @@ ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts
   if (!analysis.native && for_diagnosis) {
     const std::set<int64_t> vague = vague_threads(*analysis.stacks, analysis.details.diagnosis);
     if (!vague.empty()) {
-      if (std::optional<report::MergedStacks> some = for_diagnosis(*analysis.stacks, vague))
-        analysis.details.diagnosis = diagnose_threads(target.memory(), *analysis.stacks, &*some, facts);
+      analysis.native_for_diagnosis = for_diagnosis(*analysis.stacks, vague);
+      if (analysis.native_for_diagnosis)
+        analysis.details.diagnosis =
+            diagnose_threads(target.memory(), *analysis.stacks, &*analysis.native_for_diagnosis, facts);
     }
   }
   return analysis;

@@ -84,6 +84,9 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
 struct ProcessAnalysis {
   Expected<cpython::ProcessStacks> stacks;
   std::optional<report::MergedStacks> native;
+  // Without `native`: the vague threads' stacks `for_diagnosis` unwound, when it did (a snapshot
+  // records them, so that it diagnoses the same without the binaries).
+  std::optional<report::MergedStacks> native_for_diagnosis;
   Details details;  // empty when the stacks could not be read
 };
 

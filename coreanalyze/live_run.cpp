@@ -155,7 +155,8 @@ std::string snapshot_path_for(const CommandLine& line, int pid) {
 Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& live,
                                    const RecordingTarget& recording,
                                    const StoppedProcess* stopped,
-                                   const report::Environment& labels) {
+                                   const report::Environment& labels,
+                                   const report::MergedStacks* native) {
   std::vector<std::string> process_files{fmt::format("/proc/{}/exe", live.process().pid)};
   for (const cpython::MappedModule& module : live.modules()) {
     if (auto file = live.module_file(module.path)) process_files.push_back(*file);
@@ -165,6 +166,7 @@ Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& li
   SnapshotProcess process = live_snapshot_process(
       live.process(), stopped ? stopped->register_sets() : kNoRegisters, live.threads());
   process.label_variables = labels;
+  if (native) process.native_stacks = recorded_native_stacks(*native);
   return write_snapshot(path, process, recording);
 }
 
@@ -252,19 +254,23 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
 
 // Without --native, the threads the diagnosis leaves vague are unwound for the diagnosis alone:
 // those asleep in a system call (never stopped: their stacks stay as they were while they sleep),
-// read from the process itself, not through a recording (a snapshot keeps no native stack).
-void diagnose_vague_threads(const CommandLine& line, const LiveTarget& live, const StoppedRead& read_out,
-                            const cpython::ProcessStacks& stacks, analysis::Details& details) {
-  if (!read_out.stopped) return;
+// read from the process itself, not through a recording (a snapshot records the stacks instead:
+// the ones returned).
+std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& line, const LiveTarget& live,
+                                                           const StoppedRead& read_out,
+                                                           const cpython::ProcessStacks& stacks,
+                                                           analysis::Details& details) {
+  if (!read_out.stopped) return std::nullopt;
   std::set<int64_t> asleep;
   for (const BlockedThread& thread : read_out.stopped->left_in_syscall()) asleep.insert(thread.registers.lwp);
   std::set<int64_t> vague;
   for (int64_t lwp : analysis::vague_threads(stacks, details.diagnosis))
     if (asleep.contains(lwp)) vague.insert(lwp);
-  if (vague.empty()) return;
+  if (vague.empty()) return std::nullopt;
   auto opened = open_unwinder(line, live, live.memory(), *read_out.stopped);
-  const report::MergedStacks some = merge_native_stacks(opened, stacks, false, &vague);
+  report::MergedStacks some = merge_native_stacks(opened, stacks, false, &vague);
   details.diagnosis = analysis::diagnose_threads(live.memory(), stacks, &some, live_facts(live));
+  return some;
 }
 
 // The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.
@@ -276,10 +282,11 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   // The details from the pages read while the process was stopped (through the recording, with
   // --snapshot, so that the snapshot holds them).
   analysis::Details details;
+  std::optional<report::MergedStacks> for_diagnosis;
   if (stacks) {
     details = analysis::read_details(read_out.analyzed(line, live), *stacks, merged ? &*merged : nullptr,
                                      live_facts(live), live_request(line));
-    if (!merged) diagnose_vague_threads(line, live, read_out, *stacks, details);
+    if (!merged) for_diagnosis = diagnose_vague_threads(line, live, read_out, *stacks, details);
   }
   if (!stacks) {
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
@@ -300,8 +307,9 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   std::string snapshot_path;
   if (line.snapshot_path) {
     snapshot_path = snapshot_path_for(line, pid);
+    const auto& unwound = merged ? merged : for_diagnosis;
     if (auto written = write_live_snapshot(snapshot_path, live, *read_out.recording, read_out.stopped.get(),
-                                           input.environment.variables);
+                                           input.environment.variables, unwound ? &*unwound : nullptr);
         !written)
       snapshot_error = written.error();
   }

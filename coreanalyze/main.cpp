@@ -101,11 +101,13 @@ std::vector<std::string> files_read(const CommandLine& line, const CoreTarget& t
 Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarget& target,
                                         const RecordingTarget& recording,
                                         const cpython::ProcessStacks& stacks,
-                                        const report::Environment& labels) {
+                                        const report::Environment& labels,
+                                        const report::MergedStacks* native) {
   const std::string& path = *line.snapshot_path;
   if (auto ok = check_not_an_input(path, files_read(line, target, stacks)); !ok) return ok;
   SnapshotProcess process = snapshot_process_of(target.core());
   process.label_variables = labels;
+  if (native) process.native_stacks = recorded_native_stacks(*native);
   return write_snapshot(path, process, recording);
 }
 
@@ -244,8 +246,10 @@ int analyse_core(CommandLine& line) {
   // the same.
   std::optional<Error> snapshot_error;
   if (line.snapshot_path) {
+    const auto& unwound = found_all.native ? found_all.native : found_all.native_for_diagnosis;
     if (auto written = write_requested_snapshot(line, **target, recording, *stacks,
-                                                input.environment.variables);
+                                                input.environment.variables,
+                                                unwound ? &*unwound : nullptr);
         !written)
       snapshot_error = written.error();
   }

@@ -7,6 +7,7 @@
 #include "targets/core_file.h"
 
 #include "native/dwfl_unwinder.h"
+#include "native/recorded_stacks.h"
 #include "native/splice.h"
 
 namespace hangpy::coreanalyze {
@@ -48,6 +49,7 @@ native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int
     return merged;
   }
   merged.end_reason = stack->end_reason;
+  merged.unwound = stack->frames;
   if (thread != nullptr) {
     merged.frames = native::splice(stack->frames, *thread, eval_loop_function);
   } else {
@@ -75,8 +77,29 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
   unwinder_options.module_file = [&target](const std::string& recorded_path) {
     return target.module_file(recorded_path);
   };
-  auto opened = native::DwflUnwinder::open(std::move(unwinder_options));
-  return merge_native_stacks(opened, stacks, all_threads, only);
+  // A snapshot's recorded stacks stand for its threads: it has neither the binaries nor the stack
+  // pages an unwinder would read, so a thread it did not record has no native stack (and a
+  // snapshot written from it records the same stacks again: it stays a fixed point).
+  const bool snapshot = target.core().snapshot_symbols().has_value();
+  std::map<int64_t, native::NativeStack> recorded;
+  if (const auto& note = target.core().snapshot_native_stacks()) {
+    if (auto decoded = native::decode_native_stacks(*note)) {
+      for (native::NativeStack& stack : *decoded) recorded[stack.lwp] = std::move(stack);
+    }
+  }
+  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> opened;
+  auto unwind = [&](int64_t lwp) -> Expected<native::NativeStack> {
+    if (auto found = recorded.find(lwp); found != recorded.end()) return found->second;
+    if (snapshot) {
+      return make_error(ErrorKind::kNotFound,
+                        "the snapshot recorded no native stack of this thread (take it with --native "
+                        "to record them all)");
+    }
+    if (!opened) opened = native::DwflUnwinder::open(std::move(unwinder_options));
+    if (!*opened) return std::unexpected(opened->error());
+    return (**opened)->unwind(lwp);
+  };
+  return merge_native_stacks(unwind, stacks, all_threads, only);
 }
 
 report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
@@ -86,6 +109,21 @@ report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUn
     if (!opened) return std::unexpected(opened.error());
     return (*opened)->unwind(lwp);
   };
+  return merge_native_stacks(unwind, stacks, all_threads, only);
+}
+
+std::vector<std::byte> recorded_native_stacks(const report::MergedStacks& merged) {
+  std::vector<native::NativeStack> stacks;
+  for (const auto& [lwp, stack] : merged) {
+    if (stack.error) continue;  // nothing was unwound: the reader may try again
+    stacks.push_back(native::NativeStack{lwp, stack.unwound, stack.end_reason});
+  }
+  return native::encode_native_stacks(stacks);
+}
+
+report::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
+                                         const cpython::ProcessStacks& stacks, bool all_threads,
+                                         const std::set<int64_t>* only) {
   const std::string_view eval_loop = stacks.layout ? stacks.layout->eval_loop_function : "";
   report::MergedStacks merged;
   for (const cpython::PythonThread& thread : stacks.threads) {

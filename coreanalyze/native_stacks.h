@@ -2,7 +2,10 @@
 // with each Python thread's frames spliced in where its eval loop runs them.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <set>
+#include <vector>
 
 #include "targets/core_target.h"
 #include "cpython/stacks.h"
@@ -15,7 +18,8 @@ namespace hangpy::coreanalyze {
 // stack of every thread that runs no Python. A core libdwfl cannot read gives every thread an
 // error instead of a stack. Module files are the ones `target` resolves. `inlined_frames`: also
 // the functions inlined at each pc, from DWARF (costly: see native/dwfl_symbolizer.h). `only`:
-// the Python threads to unwind, by LWP (the diagnosis's vague ones); all when null.
+// the Python threads to unwind, by LWP (the diagnosis's vague ones); all when null. A snapshot's
+// threads come from the stacks it recorded (recorded_native_stacks), the rest are unwound.
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames, const std::set<int64_t>* only = nullptr);
@@ -25,5 +29,13 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
 report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads,
                                          const std::set<int64_t>* only = nullptr);
+
+// The same from any source of one thread's native stack by LWP.
+report::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
+                                         const cpython::ProcessStacks& stacks, bool all_threads,
+                                         const std::set<int64_t>* only = nullptr);
+
+// The native stacks of `merged` as a snapshot records them (SnapshotProcess::native_stacks).
+std::vector<std::byte> recorded_native_stacks(const report::MergedStacks& merged);
 
 }  // namespace hangpy::coreanalyze

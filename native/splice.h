@@ -43,6 +43,9 @@ struct MergedStack {
   std::vector<MergedFrame> frames;        // innermost first
   std::optional<std::string> end_reason;  // why the native walk ended early (NativeStack)
   std::optional<std::string> error;       // why there is no native stack at all
+  // The native frames as unwound, before the Python frames were spliced in: what a snapshot
+  // records (recorded_stacks.h), to be spliced again when it is read.
+  std::vector<NativeFrame> unwound;
 };
 
 }  // namespace hangpy::native

@@ -88,7 +88,11 @@ std::string format_process_native(const cpython::ProcessStacks& stacks, const Me
       text += format_thread_diagnosis(diagnosis->threads[i], stacks);
     auto it = thread.native_thread_id ? merged.find(static_cast<int64_t>(*thread.native_thread_id))
                                       : merged.end();
-    if (it != merged.end()) {
+    if (it != merged.end() && it->second.error) {
+      // Its Python frames are known all the same.
+      text += format_merged_stack(it->second, sources, style);
+      text += format_traceback(thread, sources, style);
+    } else if (it != merged.end()) {
       text += format_merged_stack(it->second, sources, style);
       if (thread.error)
         text += fmt::format("  <Python frames end here: {}>\n", thread.error->describe());

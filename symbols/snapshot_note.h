@@ -24,6 +24,11 @@ inline constexpr uint32_t kSnapshotSymbolsNoteType = 0x48505901;
 // the ranks, or know some of them, by the pages argv happened to share with them.
 inline constexpr uint32_t kSnapshotLabelsNoteType = 0x48505902;
 
+// The native stacks the analysis unwound (native/recorded_stacks.h): the threads --native printed,
+// or those the diagnosis needed them for. A snapshot keeps no binary, so without them its
+// diagnosis would fall back to "a system call" where the original said "DDP's all_reduce".
+inline constexpr uint32_t kSnapshotNativeNoteType = 0x48505903;
+
 using SnapshotSymbols = std::map<std::string, uint64_t>;
 
 // Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.

@@ -161,6 +161,10 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
     snapshot_labels_ = std::string(reinterpret_cast<const char*>(note.desc.data()), note.desc.size());
     return;
   }
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotNativeNoteType) {
+    snapshot_native_stacks_.emplace(note.desc.begin(), note.desc.end());
+    return;
+  }
   if (symbols::is_snapshot_symbols_note(note)) {
     snapshot_symbols_ = symbols::decode_snapshot_symbols(note.desc);
     if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");

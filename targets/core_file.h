@@ -92,6 +92,11 @@ class CoreFile {
   // The label variables a snapshot core carries, NUL-separated "NAME=value" entries
   // (symbols::kSnapshotLabelsNoteType); absent in other cores and older snapshots.
   const std::optional<std::string>& snapshot_labels() const { return snapshot_labels_; }
+  // The native stacks a snapshot core carries, as encoded (symbols::kSnapshotNativeNoteType;
+  // native/recorded_stacks.h decodes them); absent in other cores and older snapshots.
+  const std::optional<std::vector<std::byte>>& snapshot_native_stacks() const {
+    return snapshot_native_stacks_;
+  }
   // The symbol addresses a snapshot core carries (coreanalyze --snapshot); absent in other cores.
   const std::optional<std::map<std::string, uint64_t>>& snapshot_symbols() const {
     return snapshot_symbols_;
@@ -147,6 +152,7 @@ class CoreFile {
   uint64_t page_size_ = 4096;
   std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
   std::optional<std::string> snapshot_labels_;
+  std::optional<std::vector<std::byte>> snapshot_native_stacks_;
   std::optional<std::string> truncation_;
   bool notes_cut_ = false;
   std::vector<std::string> warnings_;

@@ -29,6 +29,8 @@ struct SnapshotProcess {
   // The label variables of its environment (symbols::kSnapshotLabelsNoteType), none of the rest:
   // name -> value, as report::Environment has them (a snapshot knows nothing of the report).
   std::map<std::string, std::string> label_variables;
+  // The native stacks unwound, encoded (native/recorded_stacks.h); none when nothing was unwound.
+  std::vector<std::byte> native_stacks;
 };
 
 // The process as a core recorded it (`core` must outlive the result).

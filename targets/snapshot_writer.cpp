@@ -98,6 +98,8 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   append_note(notes, "CORE", NT_FILE, files);
   append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSymbolsNoteType,
               symbols::encode_snapshot_symbols(recorded.symbols()));
+  if (!process.native_stacks.empty())
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotNativeNoteType, process.native_stacks);
   if (!process.label_variables.empty()) {
     std::vector<std::byte> labels;
     for (const auto& [name, value] : process.label_variables) {

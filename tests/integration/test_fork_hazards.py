@@ -15,7 +15,9 @@ the child's line):
 - a fork after torch started libgomp's thread pool (tests/programs/fork_openmp_pool.py, Debian's
   python3 with python3-torch): the child's one thread waits for "an OpenMP (libgomp) pool whose
   threads it lost at fork", with the remedy, live and from a gcore, without
-  --native (its native frames are read for the diagnosis all the same).
+  --native (its native frames are read for the diagnosis all the same); and from the snapshot
+  cores of both (`--snapshot`), which carry no binary: the native stacks the diagnosis used travel
+  in the snapshot, so its diagnosis is the same.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
@@ -140,11 +142,20 @@ def openmp_case(coreanalyze, workdir):
                             settle=1.0) as program:
             truth = program.truth
             problems = []
-            for label, target in (("--pid", ["--pid", str(truth["child_pid"])]),
-                                  ("gcore", [cores.gcore(truth["child_pid"], os.path.join(workdir, "core.openmp"))])):
-                document = run_json([coreanalyze, "--json"] + target, problems)
+            core = cores.gcore(truth["child_pid"], os.path.join(workdir, "core.openmp"))
+            snapshots = {"--pid": os.path.join(workdir, "live.snapshot"),
+                         "gcore": os.path.join(workdir, "core.snapshot")}
+            for label, target in (("--pid", ["--pid", str(truth["child_pid"])]), ("gcore", [core])):
+                document = run_json([coreanalyze, "--json", "--snapshot", snapshots[label]] + target, problems)
                 if document is not None:
                     check_lost_pool(label, document, truth, problems)
+            for label, snapshot in snapshots.items():
+                if not os.path.exists(snapshot):
+                    problems.append("%s: no snapshot written" % label)
+                    continue
+                document = run_json([coreanalyze, "--json", snapshot], problems)
+                if document is not None:
+                    check_lost_pool("the snapshot of %s" % label, document, truth, problems)
             return problems
     except NeverBlocked as error:
         return [str(error)]

@@ -318,6 +318,15 @@ def ddp_case(results, coreanalyze, workdir):
         problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
         results.check("DDP 3 ranks, uneven batches: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
+        # The snapshot cores alone carry no binary of libtorch: the native stacks the diagnosis
+        # read ("DDP's gradient all_reduce") travel in them, so their verdict is the same.
+        snapshots_dir = os.path.join(workdir, "ddp-snapshots")
+        problems, collect_seconds = collect(coreanalyze, job.pid, snapshots_dir, ["--cores", "snapshot"])
+        cores = sorted(glob.glob(os.path.join(snapshots_dir, "n", "*.snapshot.core")))
+        document, _, more, seconds = triage(coreanalyze, cores)
+        problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
+        results.check("DDP 3 ranks, uneven batches: triage of the snapshot cores alone: %s"
+                      % (document["verdict"] if document else ""), problems)
     finally:
         job.kill()
 
