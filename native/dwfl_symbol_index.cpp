@@ -27,32 +27,57 @@ std::optional<SymbolAt> libdwfl_lookup(Dwfl_Module* module, uint64_t pc) {
   return SymbolAt{name, offset};
 }
 
+// One symbol of the module's table as the address search sees it; nullopt for those it skips.
+struct CodeSymbol {
+  uint64_t start = 0;
+  uint64_t size = 0;  // 0: a sizeless label
+  int binding_rank = 0;
+  size_t order = 0;
+  const char* name = nullptr;
+};
+
+std::optional<CodeSymbol> code_symbol(Dwfl_Module* module, int i, int count, int first_global) {
+  GElf_Sym symbol;
+  GElf_Addr address = 0;
+  GElf_Word section = 0;
+  const char* name = dwfl_module_getsym_info(module, i, &symbol, &address, &section, nullptr, nullptr);
+  const int type = GELF_ST_TYPE(symbol.st_info);
+  // The symbols libdwfl's address search considers, less data objects: a pc is in code, and
+  // leaving them out halves the index of an executable such as python's (sizeless ones: see
+  // find()). A nameless symbol is told by st_name 0, not by reading its name: that read lands
+  // at random in the string table (2.7 MB in libtorch_cpu's .dynstr) and cost 70% of building
+  // the index; find() checks the name of the one symbol it answers with.
+  if (name == nullptr || symbol.st_name == 0 || symbol.st_shndx == SHN_UNDEF ||
+      type == STT_SECTION || type == STT_FILE || type == STT_TLS || type == STT_OBJECT)
+    return std::nullopt;
+  // libdwfl searches the globals first, then the locals.
+  const size_t order = i >= first_global ? static_cast<size_t>(i - first_global)
+                                         : static_cast<size_t>(count + i);
+  return CodeSymbol{address, symbol.st_size, binding_rank(symbol), order, name};
+}
+
+// Whether `a` is preferred to `b` among the symbols covering a pc: the closest start, then at
+// equal starts a global over a weak over a local, then libdwfl's search order.
+bool preferred(const CodeSymbol& a, const CodeSymbol& b) {
+  if (a.start != b.start) return a.start > b.start;
+  if (a.binding_rank != b.binding_rank) return a.binding_rank > b.binding_rank;
+  return a.order < b.order;
+}
+
 }  // namespace
 
 DwflSymbolIndex::DwflSymbolIndex(Dwfl_Module* module) : module_(module) {
   const int count = dwfl_module_getsymtab(module);
   const int first_global = dwfl_module_getsymtab_first_global(module);
   for (int i = 1; i < count; ++i) {  // index 0 is the null symbol
-    GElf_Sym symbol;
-    GElf_Addr address = 0;
-    GElf_Word section = 0;
-    const char* name =
-        dwfl_module_getsym_info(module, i, &symbol, &address, &section, nullptr, nullptr);
-    const int type = GELF_ST_TYPE(symbol.st_info);
-    // The symbols libdwfl's address search considers, less data objects: a pc is in code, and
-    // leaving them out halves the index of an executable such as python's (sizeless ones: see
-    // find()).
-    if (name == nullptr || name[0] == '\0' || symbol.st_shndx == SHN_UNDEF ||
-        type == STT_SECTION || type == STT_FILE || type == STT_TLS || type == STT_OBJECT)
-      continue;
-    if (symbol.st_size == 0) {
-      sizeless_starts_.push_back(address);
+    const std::optional<CodeSymbol> symbol = code_symbol(module, i, count, first_global);
+    if (!symbol) continue;
+    if (symbol->size == 0) {
+      sizeless_starts_.push_back(symbol->start);
       continue;
     }
-    // libdwfl searches the globals first, then the locals.
-    const size_t order = i >= first_global ? static_cast<size_t>(i - first_global)
-                                           : static_cast<size_t>(count + i);
-    by_start_.push_back(Entry{address, address + symbol.st_size, binding_rank(symbol), order, name});
+    by_start_.push_back(Entry{symbol->start, symbol->start + symbol->size, symbol->binding_rank, symbol->order,
+                              symbol->name});
   }
   std::sort(by_start_.begin(), by_start_.end(), [](const Entry& a, const Entry& b) {
     if (a.start != b.start) return a.start < b.start;
@@ -80,7 +105,7 @@ std::optional<SymbolAt> DwflSymbolIndex::find(uint64_t pc) const {
     for (auto it = above; it != by_start_.begin(); ) {
       --it;
       if (best != nullptr && it->start != best->start) break;
-      if (pc < it->end) best = &*it;
+      if (pc < it->end && it->name[0] != '\0') best = &*it;
       if (best == nullptr && ++steps > kMaxBackwardSteps) return libdwfl_lookup(module_, pc);
     }
     if (best != nullptr) return SymbolAt{best->name, pc - best->start};
@@ -90,6 +115,53 @@ std::optional<SymbolAt> DwflSymbolIndex::find(uint64_t pc) const {
   const auto label = std::upper_bound(sizeless_starts_.begin(), sizeless_starts_.end(), pc);
   if (label == sizeless_starts_.begin() || *std::prev(label) < reach) return std::nullopt;
   return libdwfl_lookup(module_, pc);
+}
+
+}  // namespace hangpy::native
+
+namespace hangpy::native {
+
+std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Module* module,
+                                                                       const std::vector<uint64_t>& pcs) {
+  const size_t n = pcs.size();
+  std::vector<std::optional<CodeSymbol>> best(n);
+  // A symbol starting at s weighs on every pc from lower_bound(s) on: its end on their reach
+  // (find()'s max_end_), a label's start on their last label. Kept at that first pc only, and
+  // carried forward after the pass, they cost one binary search per symbol.
+  std::vector<uint64_t> reach_from(n, 0);
+  std::vector<std::optional<uint64_t>> label_from(n);
+  const int count = dwfl_module_getsymtab(module);
+  const int first_global = dwfl_module_getsymtab_first_global(module);
+  for (int i = 1; i < count; ++i) {
+    const std::optional<CodeSymbol> symbol = code_symbol(module, i, count, first_global);
+    if (!symbol) continue;
+    const size_t from = static_cast<size_t>(std::lower_bound(pcs.begin(), pcs.end(), symbol->start) - pcs.begin());
+    if (from == n) continue;
+    if (symbol->size == 0) {
+      label_from[from] = std::max(label_from[from].value_or(0), symbol->start);
+      continue;
+    }
+    const uint64_t end = symbol->start + symbol->size;
+    reach_from[from] = std::max(reach_from[from], end);
+    for (size_t j = from; j < n && pcs[j] < end; ++j) {
+      if (symbol->name[0] == '\0') break;  // read for the few symbols that cover a pc
+      if (!best[j] || preferred(*symbol, *best[j])) best[j] = symbol;
+    }
+  }
+  std::vector<std::optional<SymbolAt>> found(n);
+  uint64_t reach = 0;
+  std::optional<uint64_t> label;
+  for (size_t j = 0; j < n; ++j) {
+    reach = std::max(reach, reach_from[j]);
+    if (label_from[j]) label = std::max(label.value_or(0), *label_from[j]);
+    if (best[j]) {
+      found[j] = SymbolAt{best[j]->name, pcs[j] - best[j]->start};
+    } else if (label && *label >= reach) {
+      // As find(): a sizeless label no sized symbol reaches past is weighed by libdwfl itself.
+      found[j] = libdwfl_lookup(module, pcs[j]);
+    }
+  }
+  return found;
 }
 
 }  // namespace hangpy::native

@@ -29,6 +29,12 @@ class DwflSymbolIndex {
   // The symbol covering `pc` (an address in the process); nullopt when no symbol does.
   std::optional<SymbolAt> find(uint64_t pc) const;
 
+  // find()'s answers for a few pcs (sorted, unique), from one pass over the module's symbols
+  // with nothing built or sorted: for a module only a handful of frames land in (the threads a
+  // diagnosis unwinds), the index's sort is most of the cost.
+  static std::vector<std::optional<SymbolAt>> find_in_one_pass(Dwfl_Module* module,
+                                                               const std::vector<uint64_t>& pcs);
+
  private:
   struct Entry {
     uint64_t start = 0;

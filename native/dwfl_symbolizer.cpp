@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -81,14 +82,43 @@ const DwflSymbolizer::PcInfo& DwflSymbolizer::info(uint64_t pc) {
   if (const char* name = dwfl_module_info(module, nullptr, &known.module_start, nullptr, nullptr,
                                           nullptr, nullptr, nullptr))
     known.module = name;
-  auto [index, created] = symbol_indexes_.try_emplace(module);
-  if (created) index->second = std::make_unique<DwflSymbolIndex>(module);
-  if (std::optional<SymbolAt> symbol = index->second->find(pc)) {
+  std::optional<SymbolAt> symbol;
+  if (auto resolved = resolved_.find(pc); resolved != resolved_.end()) {
+    symbol = resolved->second;
+  } else {
+    auto [index, created] = symbol_indexes_.try_emplace(module);
+    if (created) index->second = std::make_unique<DwflSymbolIndex>(module);
+    symbol = index->second->find(pc);
+  }
+  if (symbol) {
     known.symbol = symbol->name;
     known.symbol_offset = symbol->offset;
   }
   if (inlined_frames_) known.inlined = inlined_functions(module, pc);
   return known;
+}
+
+// Up to this many pcs in one module are looked up in one pass over its symbols; more get the
+// index, whose build costs about a pass and a sort, and whose lookups are binary searches.
+constexpr size_t kMaxOnePassPcs = 256;
+
+void DwflSymbolizer::resolve_symbols(const std::vector<const std::vector<RawFrame>*>& walks) {
+  std::unordered_map<Dwfl_Module*, std::vector<uint64_t>> pcs_by_module;
+  for (const std::vector<RawFrame>* walk : walks) {
+    for (const RawFrame& frame : *walk) {
+      const uint64_t pc = lookup_pc(frame);
+      if (by_pc_.contains(pc) || resolved_.contains(pc)) continue;
+      Dwfl_Module* module = dwfl_addrmodule(dwfl_, pc);
+      if (module != nullptr && !symbol_indexes_.contains(module)) pcs_by_module[module].push_back(pc);
+    }
+  }
+  for (auto& [module, pcs] : pcs_by_module) {
+    std::sort(pcs.begin(), pcs.end());
+    pcs.erase(std::unique(pcs.begin(), pcs.end()), pcs.end());
+    if (pcs.size() > kMaxOnePassPcs) continue;  // info() builds the index
+    const std::vector<std::optional<SymbolAt>> found = DwflSymbolIndex::find_in_one_pass(module, pcs);
+    for (size_t i = 0; i < pcs.size(); ++i) resolved_.emplace(pcs[i], found[i]);
+  }
 }
 
 std::vector<NativeFrame> DwflSymbolizer::symbolize(const std::vector<RawFrame>& raw) {

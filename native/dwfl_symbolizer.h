@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,12 @@ class DwflSymbolizer {
   // is inlined at its pc.
   std::vector<NativeFrame> symbolize(const std::vector<RawFrame>& raw);
 
+  // Looks up the symbols of every frame of `walks` together before they are symbolized: a
+  // module that few of those pcs land in is read once for all of them
+  // (DwflSymbolIndex::find_in_one_pass) instead of being indexed whole; a module many land in
+  // gets its index.
+  void resolve_symbols(const std::vector<const std::vector<RawFrame>*>& walks);
+
  private:
   // What is known of one lookup pc, whatever frame it belongs to.
   struct PcInfo {
@@ -57,6 +64,7 @@ class DwflSymbolizer {
   bool inlined_frames_;
   std::unordered_map<uint64_t, PcInfo> by_pc_;
   std::unordered_map<Dwfl_Module*, std::unique_ptr<DwflSymbolIndex>> symbol_indexes_;
+  std::unordered_map<uint64_t, std::optional<SymbolAt>> resolved_;  // by resolve_symbols, per lookup pc
 };
 
 }  // namespace hangpy::native

@@ -1,0 +1,99 @@
+// The two ways the native symbolizer names a pc without libdwfl's own per-call scan of the whole
+// symbol table (native/dwfl_symbol_index.h): the index and the one pass over a few pcs. Both must
+// answer as dwfl_module_addrinfo does (but for pcs in data objects, which they leave out), on real libraries of this machine: libc (a .symtab with
+// locals, weak aliases and sizeless labels) and python3.11 (a big executable), at pcs inside,
+// at the start of, between and past their functions.
+#include <elfutils/libdwfl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "native/dwfl_symbol_index.h"
+
+using namespace hangpy;
+
+namespace {
+
+const Dwfl_Callbacks kOffline = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address,
+                                 nullptr};
+
+struct Answer {
+  bool found = false;
+  std::string name;
+  uint64_t offset = 0;
+  bool operator==(const Answer&) const = default;
+};
+
+Answer from(const std::optional<native::SymbolAt>& symbol) {
+  if (!symbol) return {};
+  return {true, symbol->name, symbol->offset};
+}
+
+void expect_same_answers(const char* path) {
+  if (access(path, R_OK) != 0) GTEST_SKIP() << path << " is not installed";
+  Dwfl* dwfl = dwfl_begin(&kOffline);
+  ASSERT_NE(dwfl, nullptr);
+  Dwfl_Module* module = dwfl_report_offline(dwfl, "module", path, -1);
+  ASSERT_NE(module, nullptr) << dwfl_errmsg(-1);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  Dwarf_Addr low = 0, high = 0;
+  dwfl_module_info(module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+  // Every function's first byte, a byte inside it and the byte before it, and random pcs.
+  std::vector<uint64_t> pcs;
+  const int count = dwfl_module_getsymtab(module);
+  ASSERT_GT(count, 100);
+  for (int i = 1; i < count; ++i) {
+    GElf_Sym symbol;
+    GElf_Addr address = 0;
+    if (dwfl_module_getsym_info(module, i, &symbol, &address, nullptr, nullptr, nullptr) == nullptr) continue;
+    if (GELF_ST_TYPE(symbol.st_info) != STT_FUNC || address == 0) continue;
+    pcs.insert(pcs.end(), {address, address - 1, address + symbol.st_size / 2, address + symbol.st_size});
+  }
+  std::mt19937_64 random(42);
+  for (int i = 0; i < 2000; ++i) pcs.push_back(low + random() % (high - low));
+  std::sort(pcs.begin(), pcs.end());
+  pcs.erase(std::unique(pcs.begin(), pcs.end()), pcs.end());
+  std::shuffle(pcs.begin(), pcs.end(), random);
+  pcs.resize(std::min<size_t>(pcs.size(), 1500));  // addrinfo scans the table per call
+
+  const native::DwflSymbolIndex index(module);
+  // The one pass in batches of a few pcs, as the symbolizer asks it.
+  constexpr size_t kBatch = 40;
+  size_t named = 0;
+  for (size_t at = 0; at < pcs.size(); at += kBatch) {
+    std::vector<uint64_t> batch(pcs.begin() + static_cast<std::ptrdiff_t>(at),
+                                pcs.begin() + static_cast<std::ptrdiff_t>(std::min(pcs.size(), at + kBatch)));
+    std::sort(batch.begin(), batch.end());
+    const auto one_pass = native::DwflSymbolIndex::find_in_one_pass(module, batch);
+    ASSERT_EQ(one_pass.size(), batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      GElf_Off offset = 0;
+      GElf_Sym symbol;
+      const char* name = dwfl_module_addrinfo(module, batch[i], &offset, &symbol, nullptr, nullptr, nullptr);
+      // A pc is in code: the lookups leave data objects out on purpose (a random pc may land in
+      // one, which libdwfl names).
+      if (name != nullptr && (GELF_ST_TYPE(symbol.st_info) == STT_OBJECT || GELF_ST_TYPE(symbol.st_info) == STT_TLS))
+        continue;
+      const Answer expected = name ? Answer{true, name, offset} : Answer{};
+      EXPECT_EQ(from(index.find(batch[i])), expected) << path << " pc 0x" << std::hex << batch[i];
+      EXPECT_EQ(from(one_pass[i]), expected) << path << " pc 0x" << std::hex << batch[i];
+      named += expected.found;
+    }
+  }
+  EXPECT_GT(named, pcs.size() / 2);
+  dwfl_end(dwfl);
+}
+
+}  // namespace
+
+TEST(SymbolLookup, IndexAndOnePassAnswerAsLibdwflOnLibc) {
+  expect_same_answers("/usr/lib/x86_64-linux-gnu/libc.so.6");
+}
+
+TEST(SymbolLookup, IndexAndOnePassAnswerAsLibdwflOnPython) {
+  expect_same_answers("/usr/bin/python3.11");
+}
