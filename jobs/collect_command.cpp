@@ -50,6 +50,7 @@ std::vector<std::string> node_command(const CollectOptions& options, const std::
   if (options.cores == CoreKind::kSnapshot) argv.insert(argv.end(), {"--cores", "snapshot"});
   if (options.cores == CoreKind::kFull) argv.insert(argv.end(), {"--cores", "full"});
   if (options.native) argv.push_back("--native");
+  if (!options.locals) argv.push_back("--no-locals");
   if (options.nonblocking) argv.push_back("--nonblocking");
   if (options.max_stop_ms) argv.insert(argv.end(), {"--max-stop", *options.max_stop_ms});
   argv.insert(argv.end(), {"--timeout", std::to_string(options.timeout_seconds), "--jobs",

@@ -98,6 +98,7 @@ std::vector<std::string> analysis_command(const CollectOptions& options, const s
     argv.push_back((node_dir / snapshot_name(pid)).string());
   }
   if (options.native) argv.push_back("--native");
+  if (options.locals) argv.push_back("--locals");
   if (options.nonblocking) argv.push_back("--nonblocking");
   if (options.max_stop_ms) {
     argv.push_back("--max-stop");

@@ -34,6 +34,8 @@ po::options_description collect_visible_options() {
        "analysis read, written by the same run as the JSON; 'full' the whole core, with gcore "
        "(gdb), free disk space checked first (default: none, only JSON stacks)")
       ("native", "also unwind native stacks (coreanalyze --native)")
+      ("no-locals", "leave out each frame's arguments and locals (by default read, bounded, so that "
+                    "the triage can say which variables set the odd processes apart)")
       ("nonblocking", "read the processes without stopping them (coreanalyze --nonblocking)")
       ("max-stop", po::value<std::string>()->value_name("MS"),
        "longest a process may be held stopped (coreanalyze --max-stop)")
@@ -180,6 +182,7 @@ std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& 
     }
   }
   options.native = vm.count("native") > 0;
+  options.locals = vm.count("no-locals") == 0;
   options.nonblocking = vm.count("nonblocking") > 0;
   if (options.native && options.nonblocking) {
     fmt::print(stderr, "coreanalyze collect: --native needs stopped threads: not with --nonblocking\n");

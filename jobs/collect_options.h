@@ -17,6 +17,7 @@ struct CollectOptions {
   // What is taken of each.
   CoreKind cores = CoreKind::kNone;
   bool native = false;
+  bool locals = true;  // unless --no-locals: the analyses read each frame's locals
   bool nonblocking = false;
   std::optional<std::string> max_stop_ms;
   int timeout_seconds = 60;  // per process analysis, per core

@@ -44,6 +44,8 @@ po::options_description triage_options() {
       ("dot", po::value<std::string>()->value_name("FILE"),
        "write the merged tree in Graphviz's DOT language (as STAT's)")
       ("native", "analyse cores and PIDs with --native and merge the native stacks too")
+      ("no-locals", "analyse cores and PIDs without their locals (the verdict then cannot say which "
+                    "of the program's variables set the odd ones apart)")
       ("python", po::value<std::string>()->value_name("X.Y"), "passed to each analysis")
       ("sysroot", po::value<std::string>()->value_name("DIR"), "cores: passed to each analysis")
       ("lib-path", po::value<std::string>()->value_name("DIRS"), "cores: passed to each analysis")
@@ -109,6 +111,7 @@ std::optional<int> parse_triage_line(int argc, char** argv, TriageLine& line) {
   }
   std::vector<std::string>& forwarded = line.analysis.child_arguments;
   if (vm.count("native")) forwarded.push_back("--native");
+  if (!vm.count("no-locals")) forwarded.push_back("--locals");
   for (const char* option : {"python", "sysroot", "lib-path"}) {
     if (vm.count(option)) forwarded.push_back(fmt::format("--{}={}", option, vm[option].as<std::string>()));
   }

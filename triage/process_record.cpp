@@ -76,8 +76,24 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
   if (auto name = thread.find("name"); name != thread.end() && name->is_string())
     record.name = name->get<std::string>();
   if (auto frames = thread.find("frames"); frames != thread.end() && frames->is_array()) {
-    for (const auto& frame : *frames)
-      if (frame.is_object()) record.python_frames.push_back(python_frame(frame));
+    bool any_locals = false;
+    std::vector<std::vector<std::pair<std::string, std::string>>> locals;
+    for (const auto& frame : *frames) {
+      if (!frame.is_object()) continue;
+      record.python_frames.push_back(python_frame(frame));
+      locals.emplace_back();
+      auto variables = frame.find("locals");
+      if (variables == frame.end() || !variables->is_array()) continue;
+      any_locals = true;
+      for (const auto& variable : *variables) {
+        if (!variable.is_object()) continue;
+        auto name = variable.find("name");
+        auto repr = variable.find("repr");
+        if (name != variable.end() && name->is_string() && repr != variable.end() && repr->is_string())
+          locals.back().emplace_back(name->get<std::string>(), repr->get<std::string>());
+      }
+    }
+    if (any_locals) record.python_locals = std::move(locals);
   }
   record.native_frames = native_frames_of(thread);
   auto state = thread.find("state");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,9 @@ struct ThreadRecord {
   std::optional<std::string> name;
   bool main_thread = false;
   std::vector<Frame> python_frames;  // outermost first
+  // Each Python frame's arguments and locals as (name, repr), parallel to python_frames; empty
+  // when the document has none (an analysis without --locals).
+  std::vector<std::vector<std::pair<std::string, std::string>>> python_locals;
   // The native stack with the Python frames spliced in (--native), outermost first; absent when
   // the document has none for this thread.
   std::optional<std::vector<Frame>> native_frames;

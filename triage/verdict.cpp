@@ -1,5 +1,7 @@
 #include "triage/verdict.h"
 
+#include "triage/differing_locals.h"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -291,6 +293,8 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
         add(fmt::format("they wait in different collectives ({} and {}), which can never meet",
                         format_place(*odd_place), format_place(*majority_place)));
     }
+    // What the program's own variables say sets the (first) odd group apart.
+    if (std::optional<std::string> locals = differing_locals(triage, busy[1], busy[0])) add(*locals);
   } else if (kind == Verdict::Kind::kNoMajority) {
     add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
     for (int c : busy) add(describe_class(triage, c));

@@ -69,6 +69,15 @@ def marker_line(program, marker):
     raise RuntimeError("%s has no line marked %s" % (program, marker))
 
 
+def program_constant(program, name):
+    """The integer a module-level `NAME = N` line of `program` sets (the ground truth of a value)."""
+    with open(os.path.join(PROGRAMS, program)) as source:
+        for line in source:
+            if line.startswith(name + " = "):
+                return int(line.split("=", 1)[1].split("#", 1)[0])
+    raise RuntimeError("%s sets no %s" % (program, name))
+
+
 class Job(object):
     """A program running in a session of its own; its ready files say which process is which."""
 
@@ -303,6 +312,7 @@ def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
     barrier = marker_line("job_ddp_uneven.py", "ODD-RANK-BARRIER")
+    ddp_batches = program_constant("job_ddp_uneven.py", "BATCHES")
     job = Job([PYTHON, os.path.join(PROGRAMS, "job_ddp_uneven.py")], workdir, "ddp")
     try:
         ranks = job.wait_ready(DDP_RANKS)
@@ -314,7 +324,11 @@ def ddp_case(results, coreanalyze, workdir):
         wants = ["the odd one out: rank %d (PID %d" % (DDP_ODD, odd_pid), "job_ddp_uneven.py:%d" % barrier,
                  "the other 2: ranks 0-1 in `",  # `Tensor.backward` from 3.11 (qualified names), else `backward`
                  "backward` at job_ddp_uneven.py:%d, waiting for DDP's gradient all_reduce in backward()" % backward,
-                 "they wait in different collectives"]
+                 "they wait in different collectives",
+                 # The program's own variables in the loop all ranks run: the odd rank's batch count.
+                 "in `run` at job_ddp_uneven.py, which all run: rank %d: batches = %d, batch = %d; "
+                 "others: batches = %d, batch = %d" % (DDP_ODD, ddp_batches - 1, ddp_batches - 2, ddp_batches,
+                                                       ddp_batches - 1)]
         problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
         results.check("DDP 3 ranks, uneven batches: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)

@@ -552,3 +552,38 @@ TEST(TriageAsyncio, ThousandsOfTasksAlikeAreCountedNotListed) {
   EXPECT_EQ(stack["threads"].size(), 64u);
   EXPECT_EQ(stack["threads_not_listed"], 20001 - 64);
 }
+
+// The training loop's own variables say what sets the odd rank apart: values alike within each
+// group and different between them are named; those alike everywhere, those that differ inside a
+// group (the rank itself) and those that name an address are not.
+TEST(TriageVerdict, LocalsThatSetTheOddRankApart) {
+  std::vector<ProcessRecord> records = job(4, {});
+  records[3].threads[0].python_frames[1].line = 95;
+  records[3].threads[0].python_frames[2].function = "barrier";
+  for (int rank = 0; rank < 4; ++rank) {
+    ThreadRecord& main = records[rank].threads[0];
+    main.python_locals.assign(main.python_frames.size(), {});
+    main.python_locals[1] = {{"rank", std::to_string(rank)},
+                             {"step", rank == 3 ? "21" : "22"},
+                             {"lr", "0.01"},
+                             {"loss", fmt::format("<Tensor object at 0x7f00000{}>", rank)},
+                             {"phase", rank == 3 ? "'eval'" : "'train'"}};
+  }
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.verdict.lines.size(), 4u) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines[3],
+            "in `train` at train.py, which all run: rank 3: step = 21, phase = 'eval'; "
+            "others: step = 22, phase = 'train'");
+}
+
+TEST(TriageVerdict, NoLocalsLineWithoutLocalsOrDifferences) {
+  std::vector<ProcessRecord> records = job(4, {3});
+  Triage without = merge(records);
+  for (const std::string& line : without.verdict.lines) EXPECT_EQ(line.find("which all run"), std::string::npos) << line;
+  for (ProcessRecord& record : records) {
+    ThreadRecord& main = record.threads[0];
+    main.python_locals.assign(main.python_frames.size(), {{"lr", "0.01"}});
+  }
+  Triage alike = merge(std::move(records));
+  for (const std::string& line : alike.verdict.lines) EXPECT_EQ(line.find("which all run"), std::string::npos) << line;
+}
