@@ -1,5 +1,7 @@
 #include "analysis/process_analysis.h"
 
+#include <algorithm>
+
 namespace hangpy::analysis {
 
 diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
@@ -46,6 +48,43 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
   return vague;
 }
 
+bool waits_in_collective(const diagnosis::ProcessDiagnosis& diagnosis) {
+  return std::any_of(diagnosis.threads.begin(), diagnosis.threads.end(), [](const diagnosis::ThreadDiagnosis& thread) {
+    return thread.blocked_on.kind == diagnosis::WaitKind::kCollective;
+  });
+}
+
+std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks) {
+  if (!stacks.threads_without_python) return {};
+  return std::set<int64_t>(stacks.threads_without_python->begin(), stacks.threads_without_python->end());
+}
+
+std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
+                                                                const cpython::ProcessStacks& stacks,
+                                                                const TargetFacts& facts,
+                                                                const NativeForDiagnosis& for_diagnosis,
+                                                                diagnosis::ProcessDiagnosis& diagnosis) {
+  std::optional<report::MergedStacks> used;
+  std::set<int64_t> wanted = vague_threads(stacks, diagnosis);
+  const bool serving_known = waits_in_collective(diagnosis);
+  if (serving_known) wanted.merge(threads_without_python(stacks));
+  if (!wanted.empty()) {
+    used = for_diagnosis(stacks, wanted);
+    if (used) diagnosis = diagnose_threads(memory, stacks, &*used, facts);
+  }
+  // A wait the native frames just named a collective (DDP's backward): its backend's workers too.
+  if (!serving_known && waits_in_collective(diagnosis)) {
+    const std::set<int64_t> serving = threads_without_python(stacks);
+    std::optional<report::MergedStacks> more = serving.empty() ? std::nullopt : for_diagnosis(stacks, serving);
+    if (more) {
+      if (!used) used.emplace();
+      used->merge(*more);
+      diagnosis = diagnose_threads(memory, stacks, &*used, facts);
+    }
+  }
+  return used;
+}
+
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
                                 const Request& request, const NativeStep& unwind,
                                 const NativeForDiagnosis& for_diagnosis) {
@@ -54,15 +93,9 @@ ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts
   if (unwind) analysis.native = unwind(*analysis.stacks);
   analysis.details = read_details(target, *analysis.stacks, analysis.native ? &*analysis.native : nullptr,
                                   facts, request);
-  if (!analysis.native && for_diagnosis) {
-    const std::set<int64_t> vague = vague_threads(*analysis.stacks, analysis.details.diagnosis);
-    if (!vague.empty()) {
-      analysis.native_for_diagnosis = for_diagnosis(*analysis.stacks, vague);
-      if (analysis.native_for_diagnosis)
-        analysis.details.diagnosis =
-            diagnose_threads(target.memory(), *analysis.stacks, &*analysis.native_for_diagnosis, facts);
-    }
-  }
+  if (!analysis.native && for_diagnosis)
+    analysis.native_for_diagnosis = diagnose_with_native_stacks(target.memory(), *analysis.stacks, facts, for_diagnosis,
+                                                                analysis.details.diagnosis);
   return analysis;
 }
 

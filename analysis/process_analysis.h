@@ -81,6 +81,20 @@ using NativeForDiagnosis =
 // names no object of, or in none it knows.
 std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis);
 
+// Whether a thread waits in a torch.distributed collective: then the backend's own threads (gloo's
+// workers, NCCL's watchdog) are unwound too, to say what the collective waits for.
+bool waits_in_collective(const diagnosis::ProcessDiagnosis& diagnosis);
+std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks);
+
+// `diagnosis` (of `stacks`, made without native stacks) made again with the native stacks
+// `for_diagnosis` unwinds: the vague threads', then, for a thread waiting in a collective, those of
+// the threads that run no Python (the backend's workers). Returns the stacks it used, if any.
+std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
+                                                                const cpython::ProcessStacks& stacks,
+                                                                const TargetFacts& facts,
+                                                                const NativeForDiagnosis& for_diagnosis,
+                                                                diagnosis::ProcessDiagnosis& diagnosis);
+
 struct ProcessAnalysis {
   Expected<cpython::ProcessStacks> stacks;
   std::optional<report::MergedStacks> native;

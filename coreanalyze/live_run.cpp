@@ -252,10 +252,10 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
   return std::nullopt;
 }
 
-// Without --native, the threads the diagnosis leaves vague are unwound for the diagnosis alone:
-// those asleep in a system call (never stopped: their stacks stay as they were while they sleep),
-// read from the process itself, not through a recording (a snapshot records the stacks instead:
-// the ones returned).
+// Without --native, the threads the diagnosis leaves vague (and a collective's backend workers)
+// are unwound for the diagnosis alone: those asleep in a system call (never stopped: their stacks
+// stay as they were while they sleep), read from the process itself, not through a recording (a
+// snapshot records the stacks instead: the ones returned).
 std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& line, const LiveTarget& live,
                                                            const StoppedRead& read_out,
                                                            const cpython::ProcessStacks& stacks,
@@ -263,14 +263,15 @@ std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& li
   if (!read_out.stopped) return std::nullopt;
   std::set<int64_t> asleep;
   for (const BlockedThread& thread : read_out.stopped->left_in_syscall()) asleep.insert(thread.registers.lwp);
-  std::set<int64_t> vague;
-  for (int64_t lwp : analysis::vague_threads(stacks, details.diagnosis))
-    if (asleep.contains(lwp)) vague.insert(lwp);
-  if (vague.empty()) return std::nullopt;
-  auto opened = open_unwinder(line, live, live.memory(), *read_out.stopped);
-  report::MergedStacks some = merge_native_stacks(opened, stacks, false, &vague);
-  details.diagnosis = analysis::diagnose_threads(live.memory(), stacks, &some, live_facts(live));
-  return some;
+  auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+    std::set<int64_t> wanted;
+    for (int64_t lwp : lwps)
+      if (asleep.contains(lwp)) wanted.insert(lwp);
+    if (wanted.empty()) return std::nullopt;
+    auto opened = open_unwinder(line, live, live.memory(), *read_out.stopped);
+    return merge_native_stacks(opened, of, false, &wanted);
+  };
+  return analysis::diagnose_with_native_stacks(live.memory(), stacks, live_facts(live), unwind, details.diagnosis);
 }
 
 // The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.

@@ -181,9 +181,11 @@ NativeSteps native_steps(const CommandLine& line, const CoreTarget& target) {
       return gather_merged_stacks(target, line.core, stacks, line.native_all, line.inlined);
     };
   } else {
-    steps.for_diagnosis = [&line, &target](const cpython::ProcessStacks& stacks,
-                                           const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
-      return gather_merged_stacks(target, line.core, stacks, false, false, &lwps);
+    // One session for every call: the diagnosis may ask again, for a collective's workers.
+    auto unwinding = std::make_shared<CoreUnwinding>(target, line.core, false);
+    steps.for_diagnosis = [unwinding](const cpython::ProcessStacks& stacks,
+                                      const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+      return unwinding->merged(stacks, false, &lwps);
     };
   }
   return steps;

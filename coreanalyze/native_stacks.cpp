@@ -61,45 +61,65 @@ native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int
 
 }  // namespace
 
-report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
-                                          const cpython::ProcessStacks& stacks, bool all_threads,
-                                          bool inlined_frames, const std::set<int64_t>* only) {
-  native::DwflUnwinderOptions unwinder_options;
-  unwinder_options.core_path = options.core_path;
-  unwinder_options.sysroot = options.sysroot;
-  unwinder_options.inlined_frames = inlined_frames;
-  unwinder_options.memory = &target.memory();
-  for (const CoreThread& thread : target.core().threads())
-    unwinder_options.threads.push_back(dwarf_registers(thread));
+CoreUnwinding::CoreUnwinding(const CoreTarget& target, const CoreOptions& options, bool inlined_frames)
+    : target_(target), snapshot_(target.core().snapshot_symbols().has_value()) {
+  options_.core_path = options.core_path;
+  options_.sysroot = options.sysroot;
+  options_.inlined_frames = inlined_frames;
+  options_.memory = &target.memory();
   for (const cpython::MappedModule& module : target.modules())
-    unwinder_options.modules.push_back({module.path, module.start, module.end});
-  add_vdso(target.core(), unwinder_options);
-  unwinder_options.module_file = [&target](const std::string& recorded_path) {
-    return target.module_file(recorded_path);
-  };
+    options_.modules.push_back({module.path, module.start, module.end});
+  add_vdso(target.core(), options_);
+  options_.module_file = [&target](const std::string& recorded_path) { return target.module_file(recorded_path); };
   // A snapshot's recorded stacks stand for its threads: it has neither the binaries nor the stack
   // pages an unwinder would read, so a thread it did not record has no native stack (and a
   // snapshot written from it records the same stacks again: it stays a fixed point).
-  const bool snapshot = target.core().snapshot_symbols().has_value();
-  std::map<int64_t, native::NativeStack> recorded;
   if (const auto& note = target.core().snapshot_native_stacks()) {
     if (auto decoded = native::decode_native_stacks(*note)) {
-      for (native::NativeStack& stack : *decoded) recorded[stack.lwp] = std::move(stack);
+      for (native::NativeStack& stack : *decoded) recorded_[stack.lwp] = std::move(stack);
     }
   }
-  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> opened;
+}
+
+CoreUnwinding::~CoreUnwinding() = default;
+
+report::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks, bool all_threads,
+                                           const std::set<int64_t>* only) {
+  // Only the threads asked for are walked (and their frames named): a torch process has a hundred
+  // threads of OpenMP's and CUDA's that the diagnosis of its few vague ones does not need. Those
+  // asked for later are walked in the same session.
+  std::vector<native::ThreadRegisters> more;
+  for (const CoreThread& thread : target_.core().threads()) {
+    if (!all_threads && only != nullptr && !only->contains(thread.lwp)) continue;
+    if (recorded_.contains(thread.lwp) || !given_.insert(thread.lwp).second) continue;
+    more.push_back(dwarf_registers(thread));
+  }
+  if (!snapshot_ && !more.empty()) {
+    if (!opened_) {
+      options_.threads = std::move(more);
+      opened_ = native::DwflUnwinder::open(options_);
+    } else if (*opened_) {
+      (**opened_)->add_threads(std::move(more));
+    }
+  }
   auto unwind = [&](int64_t lwp) -> Expected<native::NativeStack> {
-    if (auto found = recorded.find(lwp); found != recorded.end()) return found->second;
-    if (snapshot) {
+    if (auto found = recorded_.find(lwp); found != recorded_.end()) return found->second;
+    if (snapshot_) {
       return make_error(ErrorKind::kNotFound,
                         "the snapshot recorded no native stack of this thread (take it with --native "
                         "to record them all)");
     }
-    if (!opened) opened = native::DwflUnwinder::open(std::move(unwinder_options));
-    if (!*opened) return std::unexpected(opened->error());
-    return (**opened)->unwind(lwp);
+    if (!opened_) return make_error(ErrorKind::kNotFound, "the core has no such thread");
+    if (!*opened_) return std::unexpected(opened_->error());
+    return (**opened_)->unwind(lwp);
   };
   return merge_native_stacks(unwind, stacks, all_threads, only);
+}
+
+report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
+                                          const cpython::ProcessStacks& stacks, bool all_threads,
+                                          bool inlined_frames, const std::set<int64_t>* only) {
+  return CoreUnwinding(target, options, inlined_frames).merged(stacks, all_threads, only);
 }
 
 report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
@@ -132,9 +152,11 @@ report::MergedStacks merge_native_stacks(const std::function<Expected<native::Na
     if (only != nullptr && !only->contains(lwp)) continue;
     merged[lwp] = merged_stack(unwind(lwp), lwp, &thread, eval_loop);
   }
-  if (all_threads && stacks.threads_without_python) {
-    for (int64_t lwp : *stacks.threads_without_python)
+  if ((all_threads || only != nullptr) && stacks.threads_without_python) {
+    for (int64_t lwp : *stacks.threads_without_python) {
+      if (!all_threads && !only->contains(lwp)) continue;
       merged[lwp] = merged_stack(unwind(lwp), lwp, nullptr, eval_loop);
+    }
   }
   return merged;
 }

@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -18,11 +21,31 @@ namespace hangpy::coreanalyze {
 // stack of every thread that runs no Python. A core libdwfl cannot read gives every thread an
 // error instead of a stack. Module files are the ones `target` resolves. `inlined_frames`: also
 // the functions inlined at each pc, from DWARF (costly: see native/dwfl_symbolizer.h). `only`:
-// the Python threads to unwind, by LWP (the diagnosis's vague ones); all when null. A snapshot's
+// the threads to unwind, by LWP (the diagnosis's vague ones, a collective's backend workers), with
+// `all_threads` false; all Python threads when null. A snapshot's
 // threads come from the stacks it recorded (recorded_native_stacks), the rest are unwound.
 report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames, const std::set<int64_t>* only = nullptr);
+
+// The same, for several calls on one core: each walks only the threads not walked before, in one
+// libdwfl session (the diagnosis asks for its vague threads, then for a collective's backend
+// workers). `target` must outlive it.
+class CoreUnwinding {
+ public:
+  CoreUnwinding(const CoreTarget& target, const CoreOptions& options, bool inlined_frames);
+  ~CoreUnwinding();
+  report::MergedStacks merged(const cpython::ProcessStacks& stacks, bool all_threads,
+                              const std::set<int64_t>* only = nullptr);
+
+ private:
+  const CoreTarget& target_;
+  const bool snapshot_;
+  native::DwflUnwinderOptions options_;
+  std::map<int64_t, native::NativeStack> recorded_;  // a snapshot's (recorded_native_stacks)
+  std::set<int64_t> given_;                          // the LWPs handed to the unwinder
+  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> opened_;
+};
 
 // The same from an unwinder a shell opened itself (a live process: its memory, registers and
 // modules, no core), which may have walked its threads already.

@@ -1,4 +1,5 @@
 #include "diagnosis/diagnosis.h"
+#include "diagnosis/native_roles.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -405,6 +406,40 @@ std::string cycle_text(const cpython::ProcessStacks& stacks, const ProcessDiagno
 
 }  // namespace
 
+namespace {
+
+// The threads that run no Python, by their native stacks; a Python thread waiting in a collective
+// says what the backend's worker running it waits for (its words the same in every rank, so that
+// the triage's groups stay whole: no LWP in them).
+void name_native_roles(const DiagnosisInput& input, ProcessDiagnosis& result) {
+  if (input.native == nullptr || !input.stacks->threads_without_python) return;
+  std::optional<NativeRole> running;  // the worker running a collective
+  int64_t running_lwp = 0;
+  for (int64_t lwp : *input.stacks->threads_without_python) {
+    auto stack = input.native->find(lwp);
+    if (stack == input.native->end() || stack->second.error) continue;
+    const std::optional<NativeRole> role = native_role(stack->second);
+    if (!role) continue;
+    result.native_roles[lwp] = describe_native_role(*role);
+    if (role->runs_collective && !running) {
+      running = role;
+      running_lwp = lwp;
+    }
+  }
+  if (!running) return;
+  for (ThreadDiagnosis& thread : result.threads) {
+    BlockedOn& blocked = thread.blocked_on;
+    if (blocked.kind != WaitKind::kCollective) continue;
+    // The Python frames name no backend where c10d's do not: the worker does.
+    if (blocked.what.ends_with(" (c10d)"))
+      blocked.what.replace(blocked.what.size() - 5, 4, running->backend);
+    blocked.worker_lwp = running_lwp;
+    blocked.worker_waits = running->waits;
+  }
+}
+
+}  // namespace
+
 ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   ProcessDiagnosis result;
   if (!input.stacks || !input.memory || !input.stacks->layout) return result;
@@ -451,6 +486,8 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
     name_opened_path(context, result.threads[i]);
     result.threads[i].idle = idle_wait(result.threads[i].blocked_on.kind) && waits_for_work(stacks.threads[i].frames);
   }
+
+  name_native_roles(input, result);
 
   std::vector<std::optional<size_t>> waits_for;
   for (const ThreadDiagnosis& thread : result.threads) waits_for.push_back(thread.blocked_on.owner);

@@ -72,6 +72,11 @@ struct BlockedOn {
   // for by the process's only thread. What a fork leaves when another thread held the lock.
   bool holder_gone = false;
   std::string detail;                // more words: "acquired 2 times", "op allreduce"
+  // A collective's: the backend's worker thread that runs it and what that thread waits for
+  // ("waits for a peer to receive what it sends"). Apart from `what` and `detail`, which read the
+  // same in every rank of a group, while ranks of one ring are at different steps of it.
+  std::optional<int64_t> worker_lwp;
+  std::string worker_waits;
 };
 
 struct ThreadDiagnosis {
@@ -101,6 +106,10 @@ struct ProcessDiagnosis {
   bool no_gil = false;                  // free-threaded without a GIL: said once
   std::vector<ThreadDiagnosis> threads;  // parallel to ProcessStacks::threads
   std::vector<WaitCycle> cycles;
+  // What each thread that runs no Python is for, by LWP, where its native stack was unwound and
+  // names a role (native_roles.h): "a gloo worker of the process group, running a collective:
+  // waits for a peer to receive what it sends".
+  std::map<int64_t, std::string> native_roles;
 };
 
 using NativeStacks = std::map<int64_t, native::MergedStack>;  // by LWP

@@ -68,6 +68,9 @@ struct DwflUnwinder::Impl {
   std::optional<std::map<int64_t, WalkedThread>> walked;
   std::optional<std::map<int64_t, NativeStack>> stacks;
   std::optional<Error> walk_error;
+  size_t first_unwalked = 0;  // options.threads from here on were added after the last walk
+  // Kept across walks (add_threads): a pc, a module's symbols are looked up once.
+  std::optional<DwflSymbolizer> symbolizer;
 
   // libdwfl's callbacks carry no pointer of ours for the whole session, only per module, so the
   // Impl that runs a libdwfl call is named here for the length of the call.
@@ -169,7 +172,8 @@ pid_t DwflUnwinder::Impl::next_thread(Dwfl*, void* dwfl_arg, void** thread_argp)
   auto* self = static_cast<Impl*>(dwfl_arg);
   const auto& threads = self->options.threads;
   const auto* current = static_cast<const ThreadRegisters*>(*thread_argp);
-  const size_t next = current == nullptr ? 0 : static_cast<size_t>(current - threads.data()) + 1;
+  // A walk takes the threads added since the last one (add_threads), not those walked before.
+  const size_t next = current == nullptr ? self->first_unwalked : static_cast<size_t>(current - threads.data()) + 1;
   if (next >= threads.size()) return 0;
   *thread_argp = const_cast<ThreadRegisters*>(&threads[next]);
   return static_cast<pid_t>(threads[next].lwp);
@@ -337,19 +341,20 @@ void DwflUnwinder::Impl::walk_all() {
   walked.emplace();
   for (auto& [lwp, walk] : all.walks)
     walked->emplace(lwp, WalkedThread{std::move(walk.frames), std::move(walk.end_reason)});
+  first_unwalked = options.threads.size();
 }
 
 void DwflUnwinder::Impl::symbolize_all() {
   Current scope(this);
-  stacks.emplace();
-  DwflSymbolizer symbolizer(dwfl.get(), options.inlined_frames);
+  if (!stacks) stacks.emplace();
+  if (!symbolizer) symbolizer.emplace(dwfl.get(), options.inlined_frames);
   std::vector<const std::vector<RawFrame>*> walks;
   for (const auto& [lwp, walk] : *walked) walks.push_back(&walk.frames);
-  symbolizer.resolve_symbols(walks);
+  symbolizer->resolve_symbols(walks);
   for (auto& [lwp, walk] : *walked) {
     NativeStack stack;
     stack.lwp = lwp;
-    stack.frames = symbolizer.symbolize(walk.frames);
+    stack.frames = symbolizer->symbolize(walk.frames);
     stack.end_reason = std::move(walk.end_reason);
     stacks->emplace(lwp, std::move(stack));
   }
@@ -370,11 +375,14 @@ void DwflUnwinder::walk() {
   if (!impl_->walked) impl_->walk_all();
 }
 
+void DwflUnwinder::add_threads(std::vector<ThreadRegisters> threads) {
+  for (ThreadRegisters& thread : threads) impl_->options.threads.push_back(std::move(thread));
+  impl_->walked.reset();
+}
+
 Expected<NativeStack> DwflUnwinder::unwind(int64_t lwp) {
-  if (!impl_->stacks) {
-    walk();
-    impl_->symbolize_all();
-  }
+  if (!impl_->walked) walk();
+  if (!impl_->walked->empty()) impl_->symbolize_all();
   auto it = impl_->stacks->find(lwp);
   if (it != impl_->stacks->end()) return it->second;
   if (impl_->walk_error) return std::unexpected(*impl_->walk_error);

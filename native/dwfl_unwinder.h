@@ -82,6 +82,11 @@ class DwflUnwinder final : public NativeUnwinder {
   // is walked thread by thread) and keeps the stacks; later calls answer from them.
   Expected<NativeStack> unwind(int64_t lwp) override;
 
+  // More threads of a core to unwind (a diagnosis that needs a collective's backend workers after
+  // its vague threads): the next unwind() walks them, and only them, in the same libdwfl session,
+  // so modules, symbol tables and named pcs are not read again.
+  void add_threads(std::vector<ThreadRegisters> threads);
+
  private:
   struct Impl;
   explicit DwflUnwinder(std::unique_ptr<Impl> impl);

@@ -45,6 +45,10 @@ std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
   parts.push_back(thread.registers_known ? syscall_text(thread) : "system call unknown");
   std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
   text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
+  if (const auto& blocked = thread.blocked_on; blocked.worker_lwp) {
+    text += fmt::format("  Run by: LWP {}, the backend's worker{}\n", *blocked.worker_lwp,
+                        blocked.worker_waits.empty() ? "" : ", which " + blocked.worker_waits);
+  }
   // What it holds is what others may wait for: a deadlock's other half, a fork's lost lock.
   if (!thread.held_locks.empty()) {
     std::vector<std::string> held;
@@ -90,6 +94,8 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"owner_unknown", blocked.owner_unknown},
         {"holder_gone", blocked.holder_gone},
         {"child_pid", optional_json(blocked.child_pid)},
+        {"worker_native_thread_id", optional_json(blocked.worker_lwp)},
+        {"worker_waits", blocked.worker_waits.empty() ? nlohmann::json(nullptr) : nlohmann::json(blocked.worker_waits)},
     };
     threads[i]["state"]["idle"] = thread.idle;
   }

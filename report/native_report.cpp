@@ -102,9 +102,13 @@ std::string format_process_native(const cpython::ProcessStacks& stacks, const Me
     }
     text += "\n";
   }
-  if (!all_threads || !stacks.threads_without_python) return text + format_threads_without_python(stacks);
+  if (!all_threads || !stacks.threads_without_python) return text + format_threads_without_python(stacks, diagnosis);
   for (int64_t lwp : *stacks.threads_without_python) {
-    text += fmt::format("Thread (LWP {}) runs no Python\n", lwp);
+    auto role = diagnosis ? diagnosis->native_roles.find(lwp) : std::map<int64_t, std::string>::const_iterator();
+    if (diagnosis && role != diagnosis->native_roles.end())
+      text += fmt::format("Thread (LWP {}) runs no Python: {}\n", lwp, role->second);
+    else
+      text += fmt::format("Thread (LWP {}) runs no Python\n", lwp);
     auto it = merged.find(lwp);
     text += it != merged.end() ? format_merged_stack(it->second, sources, style)
                                : std::string("  <no native stack>\n");

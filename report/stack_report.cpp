@@ -101,7 +101,8 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   return text;
 }
 
-std::string format_threads_without_python(const cpython::ProcessStacks& stacks) {
+std::string format_threads_without_python(const cpython::ProcessStacks& stacks,
+                                          const diagnosis::ProcessDiagnosis* diagnosis) {
   if (!stacks.threads_without_python || stacks.threads_without_python->empty()) return {};
   constexpr size_t kMaxListed = 32;  // a job with hundreds of OpenMP threads stays one line
   const std::vector<int64_t>& lwps = *stacks.threads_without_python;
@@ -109,8 +110,13 @@ std::string format_threads_without_python(const cpython::ProcessStacks& stacks) 
   for (size_t i = 0; i < lwps.size() && i < kMaxListed; ++i)
     listed += fmt::format("{}{}", i == 0 ? "" : ", ", lwps[i]);
   if (lwps.size() > kMaxListed) listed += fmt::format(" and {} more", lwps.size() - kMaxListed);
-  return fmt::format("{} other thread{} run{} no Python: LWP {}\n", lwps.size(),
-                     lwps.size() == 1 ? "" : "s", lwps.size() == 1 ? "s" : "", listed);
+  std::string text = fmt::format("{} other thread{} run{} no Python: LWP {}\n", lwps.size(),
+                                 lwps.size() == 1 ? "" : "s", lwps.size() == 1 ? "s" : "", listed);
+  // Those whose native stacks the diagnosis read and named (a collective's backend workers).
+  if (diagnosis != nullptr) {
+    for (const auto& [lwp, role] : diagnosis->native_roles) text += fmt::format("  LWP {}: {}\n", lwp, role);
+  }
+  return text;
 }
 
 std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* sources,
@@ -124,7 +130,7 @@ std::string format_process(const cpython::ProcessStacks& stacks, SourceReader* s
     text += format_traceback(thread, sources, style);
     text += "\n";
   }
-  return text + format_threads_without_python(stacks);
+  return text + format_threads_without_python(stacks, diagnosis);
 }
 
 }  // namespace hangpy::report

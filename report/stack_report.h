@@ -41,7 +41,9 @@ std::string format_thread_header(const cpython::PythonThread& thread, const Text
 
 // "5 other threads run no Python: LWP 12, 13, ..." (one line), or nothing when there are none
 // or it cannot be told.
-std::string format_threads_without_python(const cpython::ProcessStacks& stacks);
+// With `diagnosis`, one more line for each thread it knows the role of (diagnosis.native_roles).
+std::string format_threads_without_python(const cpython::ProcessStacks& stacks,
+                                          const diagnosis::ProcessDiagnosis* diagnosis = nullptr);
 
 // Every thread: header, traceback, blank line; then the threads that run no Python. With a
 // diagnosis: its deadlock lines first, and each thread's state and "blocked on" under its header.

@@ -90,12 +90,13 @@ def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_onl
         os.remove(plain)
 
 
-def check_fixed_point(coreanalyze, core, workdir):
-    """Problems: the snapshot written from the snapshot `core` differs from it."""
+def check_fixed_point(coreanalyze, core, workdir, extra=()):
+    """Problems: the snapshot written from the snapshot `core` differs from it (read with the
+    options `extra` it was taken with)."""
     plain = run_scenarios.decompress(core, workdir)
     again = plain + ".again"
     try:
-        result = subprocess.run([coreanalyze, plain, "--json", "--snapshot", again],
+        result = subprocess.run([coreanalyze, plain, "--json", "--snapshot", again] + list(extra),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 timeout=run_scenarios.COREANALYZE_TIMEOUT)
         if result.returncode not in (0, 5) or not os.path.exists(again):
@@ -160,14 +161,14 @@ def main():
             results.check("%s is a fixed point of --snapshot" % label,
                           check_fixed_point(args.coreanalyze, core, workdir))
         # Whole jobs (tests/corpus/jobs, scripts/make-job-corpus): their verdicts from the
-        # snapshot cores alone; each core a fixed point too.
+        # snapshot cores alone; each core a fixed point too, read as collect takes it (--locals).
         for job in sorted(glob.glob(os.path.join(args.corpus, "jobs", "*", "verdict.json"))):
             directory = os.path.dirname(job)
             label = os.path.relpath(directory, args.corpus)
             results.check("%s: the verdict" % label, job_corpus.check(args.coreanalyze, directory))
             for core in sorted(glob.glob(os.path.join(directory, "*" + SUFFIX))):
                 results.check("%s is a fixed point of --snapshot" % os.path.relpath(core, args.corpus),
-                              check_fixed_point(args.coreanalyze, core, workdir))
+                              check_fixed_point(args.coreanalyze, core, workdir, ["--locals"]))
         by_label = dict((label, (core, truth)) for label, core, truth in corpus)
         for interpreter, python in RIGHT_PYTHON:
             label = "%s/%s" % (interpreter, PYTHON_SCENARIO)

@@ -330,6 +330,15 @@ def ddp_case(results, coreanalyze, workdir):
                  "others: batches = %d, batch = %d" % (DDP_ODD, ddp_batches - 1, ddp_batches - 2, ddp_batches,
                                                        ddp_batches - 1)]
         problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
+        # Each rank's collective is run by gloo's worker thread, which waits for a peer: named.
+        for rank in range(DDP_RANKS):
+            pid = ranks["rank%d" % rank]
+            with open(os.path.join(out_dir, "n", "%d.json" % pid)) as stream:
+                rank_document = json.load(stream)
+            main = [t for t in rank_document["threads"] if (t.get("state") or {}).get("main_thread")]
+            blocked = (main[0].get("blocked_on") or {}) if main else {}
+            if not blocked.get("worker_native_thread_id") or "peer" not in (blocked.get("worker_waits") or ""):
+                problems.append("rank %d: its collective's gloo worker is not named: %r" % (rank, blocked))
         results.check("DDP 3 ranks, uneven batches: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
         # The snapshot cores alone carry no binary of libtorch: the native stacks the diagnosis
