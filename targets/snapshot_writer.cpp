@@ -60,7 +60,11 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   info.pr_gid = facts.gid.value_or(0);
   info.pr_sname = facts.state.value_or(0);
   std::strncpy(info.pr_fname, facts.command.c_str(), sizeof(info.pr_fname) - 1);
-  std::strncpy(info.pr_psargs, facts.arguments.c_str(), sizeof(info.pr_psargs) - 1);
+  // Cut as the note holds it, without the spaces the reader trims (gcore pads the field), so
+  // that a snapshot written from this one holds the same bytes.
+  std::string arguments = facts.arguments.substr(0, sizeof(info.pr_psargs) - 1);
+  while (!arguments.empty() && arguments.back() == ' ') arguments.pop_back();
+  std::strncpy(info.pr_psargs, arguments.c_str(), sizeof(info.pr_psargs) - 1);
   append_struct_note(notes, NT_PRPSINFO, info);
   if (facts.signal) {
     siginfo_t signal_info{};

@@ -91,6 +91,7 @@ class Job(object):
         else:
             argv = (argv + [self.ready_dir] if "{ready}" not in argv else
                     [self.ready_dir if a == "{ready}" else a for a in argv])
+        self.argv = argv
         self.process = subprocess.Popen(argv,
                                         start_new_session=True, stdout=self.log,
                                         stderr=subprocess.STDOUT, env=environment)
@@ -361,18 +362,9 @@ def gunicorn_case(results, coreanalyze, workdir):
         results.report("SKIP", "gunicorn", ["gunicorn is not installed (scripts/install-deps)"])
         return
     line = marker_line("gunicorn_torch_app.py", "WORKER-HANGS")
-    port = test_collect.free_port()
-    job = Job(["gunicorn", "--preload", "-w", str(GUNICORN_WORKERS), "-b", "127.0.0.1:%d" % port, "--timeout", "600",
-               "--chdir", PROGRAMS, "gunicorn_torch_app:app"], workdir, "gunicorn", ready_in_environment=True)
+    job = gunicorn_job(workdir)
     try:
-        deadline = time.time() + START_TIMEOUT
-        while time.time() < deadline and len(worker_pids(job.pid)) < GUNICORN_WORKERS:
-            time.sleep(0.2)
-        # One request at a time, each once the one before hangs: each goes to a worker still free.
-        for number in range(1, GUNICORN_HUNG + 1):
-            threading.Thread(target=request, args=("http://127.0.0.1:%d/" % port,), daemon=True).start()
-            job.wait_ready(number)
-        hung = sorted(job.ready().values())
+        hung = hang_gunicorn_workers(job)
         out_dir = os.path.join(workdir, "gunicorn-collected")
         problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
         document, _, more, seconds = triage(coreanalyze, [out_dir])
@@ -398,6 +390,26 @@ def gunicorn_case(results, coreanalyze, workdir):
                       "DIR (%.2f s): %s" % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
     finally:
         job.kill()
+
+
+def gunicorn_job(workdir):
+    """gunicorn --preload with GUNICORN_WORKERS sync workers of tests/programs/gunicorn_torch_app.py."""
+    return Job(["gunicorn", "--preload", "-w", str(GUNICORN_WORKERS), "-b", "127.0.0.1:%d" % test_collect.free_port(),
+                "--timeout", "600", "--chdir", PROGRAMS, "gunicorn_torch_app:app"], workdir, "gunicorn",
+               ready_in_environment=True)
+
+
+def hang_gunicorn_workers(job):
+    """Sends GUNICORN_HUNG requests, one at a time, each once the one before hangs (so each goes to
+    a worker still free); the PIDs of the workers that hang, sorted."""
+    port = int(job.argv[job.argv.index("-b") + 1].rsplit(":", 1)[1])
+    deadline = time.time() + START_TIMEOUT
+    while time.time() < deadline and len(worker_pids(job.pid)) < GUNICORN_WORKERS:
+        time.sleep(0.2)
+    for number in range(1, GUNICORN_HUNG + 1):
+        threading.Thread(target=request, args=("http://127.0.0.1:%d/" % port,), daemon=True).start()
+        job.wait_ready(number)
+    return sorted(job.ready().values())
 
 
 def worker_pids(parent):
