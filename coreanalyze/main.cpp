@@ -158,11 +158,19 @@ std::variant<int, NamedCore> find_core(CommandLine& line) {
 
 int analyse_core(CommandLine& line);
 
-analysis::TargetFacts core_facts(const CoreTarget& target) {
+// `input` (which must outlive the facts): what the core's wrapper saved beside it.
+analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& input) {
   analysis::TargetFacts facts;
   facts.pid = target.process().pid;
   facts.os_threads = target.threads();
   facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
+  if (!input.saved_open_files.empty()) {
+    facts.describe_fd = [&input](int64_t fd) -> std::optional<std::string> {
+      auto found = input.saved_open_files.find(fd);
+      if (found == input.saved_open_files.end()) return std::nullopt;
+      return found->second;
+    };
+  }
   return facts;
 }
 
@@ -227,7 +235,7 @@ int analyse_core(CommandLine& line) {
     return kExitBadInput;
   }
   const analysis::Request request = analysis_request(line, "try --exe, --sysroot or --lib-path");
-  const analysis::TargetFacts facts = core_facts(**target);
+  const analysis::TargetFacts facts = core_facts(**target, *unwrapped);
   const NativeSteps native = native_steps(line, **target);
   // With --snapshot, everything is read through the recording, which the snapshot then holds.
   RecordingTarget recording(**target);

@@ -63,6 +63,7 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
       input->saved_environment = problem->environment;
       input->saved_environment_source = "ABRT environ";
       input->saved_host = problem->hostname;
+      if (problem->open_fds) input->saved_open_files = parse_abrt_open_fds(*problem->open_fds);
       input->notes.push_back(fmt::format("{}: ABRT problem directory{}{}", name,
                                          problem->pid ? ", pid " + *problem->pid : "",
                                          problem->cmdline ? ", command line: " + *problem->cmdline : ""));

@@ -3,6 +3,8 @@
 // problem directory; an apport .crash file. Told by content (input_format.h), never by name.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ struct CoreInput {
   std::optional<std::string> saved_environment;
   std::string saved_environment_source;
   std::optional<std::string> saved_host;  // ABRT `hostname`
+  // What each file descriptor was, as the wrapper saved it (ABRT `open_fds`): names the file,
+  // pipe or socket a thread blocks reading or writing, which a core does not hold.
+  std::map<int64_t, std::string> saved_open_files;
   std::vector<std::string> warnings;  // one line each: compressed data cut short
   std::vector<std::string> notes;     // one line each: what was unwrapped
 };

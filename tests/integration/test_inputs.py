@@ -31,6 +31,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
 import interpreters  # noqa: E402
+from blocked_program import BlockedProgram, NeverBlocked  # noqa: E402
 from results import Results  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -394,6 +395,60 @@ def check_interpreter(coreanalyze, label, interpreter, results):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def abrt_open_fds(pid):
+    """The `open_fds` item abrt-hook-ccpp writes: "FD:PATH" and the fd's fdinfo, for each fd."""
+    text = ""
+    for name in sorted(os.listdir("/proc/%d/fd" % pid), key=int):
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, name))
+            with open("/proc/%d/fdinfo/%s" % (pid, name)) as stream:
+                info = stream.read()
+        except OSError:
+            continue
+        text += "%s:%s\n%s\n" % (name, target, info)
+    return text
+
+
+def check_open_fds(coreanalyze, results):
+    """A core holds no file table: ABRT's open_fds names the FIFO a thread blocks reading."""
+    interpreter = interpreters.resolve("debian-3.11")
+    if interpreter is None:
+        results.report("SKIP", "ABRT open_fds", ["debian-3.11 is not installed"])
+        return
+    workdir = tempfile.mkdtemp(prefix="hangpy-open-fds-")
+    truth_path = os.path.join(workdir, "truth.json")
+    try:
+        argv = [interpreter.executable, os.path.join(cores.PROGRAMS, "fifo_reader.py"), truth_path]
+        with BlockedProgram(argv, workdir, truth_path) as program:
+            truth = program.truth
+            core = cores.gcore(truth["pid"], os.path.join(workdir, "core"))
+            with open("/proc/%d/cmdline" % truth["pid"], "rb") as stream:
+                cmdline = stream.read()
+            proc = {"pid": truth["pid"], "executable": os.readlink("/proc/%d/exe" % truth["pid"]),
+                    "cmdline": cmdline, "maps": b"", "environ": b""}
+            directory = make_abrt_directory(core, proc, os.path.join(workdir, "ccpp-fifo"))
+            with open(os.path.join(directory, "open_fds"), "w") as stream:
+                stream.write(abrt_open_fds(truth["pid"]))
+        problems = []
+        for label, target in (("ABRT directory", directory), ("the bare core", core)):
+            run = Run([coreanalyze, target, "--json"])
+            try:
+                threads = json.loads(run.stdout)["threads"]
+            except (ValueError, KeyError):
+                problems.append("%s: no document: %s" % (label, run.describe()))
+                continue
+            description = (threads[0].get("blocked_on") or {}).get("description") or ""
+            named = "fd %d is %s" % (truth["fd"], truth["path"]) in description
+            if named != (label == "ABRT directory"):
+                problems.append("%s: blocked on %r%s names fd %d (%s)" % (
+                    label, description, "" if named else " never", truth["fd"], truth["path"]))
+        results.check("debian-3.11: ABRT open_fds names the FIFO behind a blocked read", problems)
+    except (cores.CoreError, NeverBlocked) as error:
+        results.report("FAIL", "ABRT open_fds: %s" % error)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--coreanalyze", default=os.path.join(REPO, "build", "bin", "coreanalyze"))
@@ -406,6 +461,7 @@ def main():
         return results.finish(skip_when_none_ran=True)
     for name, interpreter in interpreters.each_installed(INTERPRETERS, results):
         check_interpreter(args.coreanalyze, name, interpreter, results)
+    check_open_fds(args.coreanalyze, results)
     return results.finish(skip_when_none_ran=True)
 
 
