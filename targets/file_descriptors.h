@@ -1,8 +1,10 @@
 // What a running process's file descriptor is, in words, for a thread blocked reading, writing,
 // sending, receiving or accepting on it: "pipe:[123456]", the FIFO's or file's path, "TCP
 // 127.0.0.1:41234 -> 127.0.0.1:29500", "TCP listening on 0.0.0.0:8000", "unix socket
-// /run/app.sock". Read from /proc/PID/fd (the link) and /proc/PID/net/{tcp,tcp6,udp,udp6,unix}
-// (the socket's addresses, by inode), each file once per call.
+// /run/app.sock"; for a pipe, who holds its other end ("pipe:[123456], its write end held by PID
+// 4242 (python3, fd 7)"), among the process, its parent, children and siblings. Read from
+// /proc/PID/fd (the link), /proc/PID/fdinfo (the access mode) and /proc/PID/net/{tcp,tcp6,udp,
+// udp6,unix} (the socket's addresses, by inode), each file once per call.
 #pragma once
 
 #include <optional>
