@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitNotPermitted = 10,  // --pid: not allowed to read or stop the process (ptrace_scope,
                            // CAP_SYS_PTRACE, another tracer such as gdb)
   kExitStopTimeout = 11,   // --pid: the process stayed stopped past --max-stop; released
+  kExitProcessGone = 12,   // --pid: the process exited (or ran exec) while it was analysed
 };
 
 inline constexpr const char* kExitCodesHelp =
@@ -27,6 +28,7 @@ inline constexpr const char* kExitCodesHelp =
     "7 the snapshot could not be written (stacks printed), 8 the core is truncated,\n"
     "9 a binary is not the one the core ran (build-id differs),\n"
     "10 --pid: not permitted to read or stop the process,\n"
-    "11 --pid: the process stayed stopped longer than --max-stop (it was released).\n";
+    "11 --pid: the process stayed stopped longer than --max-stop (it was released),\n"
+    "12 --pid: the process exited or ran exec while it was analysed.\n";
 
 }  // namespace hangpy::coreanalyze

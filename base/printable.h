@@ -1,8 +1,9 @@
-// Text a target gave (a path it opened, a file descriptor's link) as it may be printed to a
-// terminal: control characters and DEL written as \xNN, never passed through, and at most
-// `max_bytes` of it kept.
+// Text a target gave (a thread's name, a file name, a repr, a path it opened, a file descriptor's
+// link) as it may be printed to a terminal: a core or a process is untrusted, and a raw
+// "\x1b]0;...\x07" in a thread name would retitle the window, "\x1b[2J" clear it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,8 @@
 
 namespace hangpy {
 
+// Control characters, DEL and the backslash written as \xNN, at most `max_bytes` of it kept: for
+// paths and links, whose backslashes are rare and would otherwise read as escapes.
 inline std::string printable(std::string_view text, size_t max_bytes = 4096) {
   std::string out;
   for (const char c : text.substr(0, max_bytes)) {
@@ -18,6 +21,73 @@ inline std::string printable(std::string_view text, size_t max_bytes = 4096) {
     else out += c;
   }
   if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
+// Any text a target gave, for a terminal: C0 controls (but the tab) and DEL as \xNN, C1 controls
+// (U+0080-U+009F, which some terminals obey as escapes) as \u00NN, and bytes that are not UTF-8
+// as \xNN; valid UTF-8 otherwise unchanged, backslashes too (a repr's "'\\n'" stays as Python
+// wrote it). `newlines`: keep line ends (a source line has none; a multi-line message may).
+inline std::string for_terminal(std::string_view text, bool newlines = false) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if ((byte < 0x20 && byte != '\t' && !(newlines && byte == '\n')) || byte == 0x7f)
+        out += fmt::format("\\x{:02x}", byte);
+      else
+        out += static_cast<char>(byte);
+      ++i;
+      continue;
+    }
+    // The length of a well-formed UTF-8 sequence starting here (RFC 3629: no overlongs, no
+    // surrogates, nothing past U+10FFFF), 0 when it is not one.
+    size_t length = 0;
+    uint32_t code = 0;
+    if (byte >= 0xc2 && byte <= 0xdf) length = 2, code = byte & 0x1f;
+    else if (byte >= 0xe0 && byte <= 0xef) length = 3, code = byte & 0x0f;
+    else if (byte >= 0xf0 && byte <= 0xf4) length = 4, code = byte & 0x07;
+    bool valid = length != 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xc0) == 0x80;
+      code = (code << 6) | (next & 0x3f);
+    }
+    if (valid && ((length == 3 && (code < 0x800 || (code >= 0xd800 && code <= 0xdfff))) ||
+                  (length == 4 && (code < 0x10000 || code > 0x10ffff))))
+      valid = false;
+    if (!valid) {
+      out += fmt::format("\\x{:02x}", byte);
+      ++i;
+    } else if (code >= 0x80 && code <= 0x9f) {
+      out += fmt::format("\\u{:04x}", code);
+      i += length;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+// A JSON text (ASCII controls already escaped by the writer) with the C1 controls it may carry
+// raw inside strings (U+0080-U+009F as UTF-8) written as \u00NN: valid JSON that reads the same,
+// safe on a terminal.
+inline std::string json_for_terminal(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
   return out;
 }
 

@@ -61,6 +61,8 @@ po::options_description visible_options() {
        "binaries needed (with --pid: %p in FILE is the PID; several PIDs without %p get FILE.PID)")
       ("context", po::value<std::string>()->value_name("N"),
        "show N source lines before and after each Python frame's line (0 to 100)")
+      ("no-source", "open no source file: frames without their source lines (the file names a core "
+                    "or process gives are untrusted paths)")
       ("pid", po::value<std::vector<std::string>>()->composing()->value_name("PID"),
        "analyse the running process PID instead of a core (repeat, or PID,PID,..., for several); "
        "its threads are stopped only while their stacks are read")
@@ -199,6 +201,7 @@ std::optional<int> parse_shared_options(const po::variables_map& vm, CommandLine
   line.native_all = vm.count("native-all") > 0;
   line.inlined = vm.count("inlined") > 0;
   line.locals = vm.count("locals") > 0;
+  line.no_source = vm.count("no-source") > 0;
   line.tasks = vm.count("no-tasks") == 0;
   if (vm.count("max-tasks")) {
     auto count = parse_decimal<size_t>(vm["max-tasks"].as<std::string>());

@@ -21,6 +21,7 @@ struct CommandLine {
   bool color = false;
   int context_lines = 0;  // --context N: source lines shown before and after each frame's line
   bool locals = false;      // --locals: each Python frame's arguments and local variables
+  bool no_source = false;   // --no-source: no source file is opened
   bool tasks = true;        // asyncio's tasks, unless --no-tasks
   size_t max_tasks = 100000;  // --max-tasks: tasks read in full (the rest are counted)
   std::vector<int> pids;    // --pid: live processes instead of a core, analysed in turn

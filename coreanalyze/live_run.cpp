@@ -17,6 +17,7 @@
 #include "base/output_file.h"
 #include "coreanalyze/native_stacks.h"
 #include "coreanalyze/print_analysis.h"
+#include "targets/process_identity.h"
 #include "targets/process_stop.h"
 #include "targets/recording_target.h"
 #include "cpython/asyncio_tasks.h"
@@ -35,6 +36,15 @@ int exit_code_for(const LiveFailure& failure) {
     case LiveFailure::Kind::kOther: return kExitBadInput;
   }
   return kExitBadInput;
+}
+
+// Says what happened when the process is no longer the one the analysis began with.
+std::optional<int> gone(int pid, const std::optional<ProcessIdentity>& identity) {
+  if (auto change = process_change(pid, identity)) {
+    fmt::print(stderr, "coreanalyze: {}\n", *change);
+    return kExitProcessGone;
+  }
+  return std::nullopt;
 }
 
 // How the process was read, for the report: how long it was held stopped.
@@ -203,12 +213,13 @@ struct StoppedRead {
 // read makes them be read again, a few times at most. An exit code when the stop failed.
 std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& live,
                                 const analysis::Request& request, std::vector<uint64_t>& thread_pointers,
-                                LiveRead& read, StoppedRead& out) {
+                                LiveRead& read, StoppedRead& out, const std::optional<ProcessIdentity>& identity) {
   constexpr int kMaxReads = 3;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
       auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
       if (!stop) {
+        if (auto code = gone(pid, identity)) return code;
         fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
         return exit_code_for(stop.error());
       }
@@ -276,7 +287,8 @@ std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& li
 
 // The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.
 int report_live_process(const CommandLine& line, int pid, const LiveTarget& live, StoppedRead& read_out,
-                        const LiveRead& read, std::vector<nlohmann::json>& documents) {
+                        const LiveRead& read, std::vector<nlohmann::json>& documents,
+                        const std::optional<ProcessIdentity>& identity) {
   const Expected<cpython::ProcessStacks>& stacks = *read_out.stacks;
   std::optional<report::MergedStacks> merged;
   if (read_out.unwinder) merged = merge_native_stacks(*read_out.unwinder, *stacks, line.native_all);
@@ -290,6 +302,7 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
     if (!merged) for_diagnosis = diagnose_vague_threads(line, live, read_out, *stacks, details);
   }
   if (!stacks) {
+    if (auto code = gone(pid, identity)) return *code;
     fmt::print(stderr, "coreanalyze: process {}: {}\n", pid, stacks.error().describe());
     return stacks.error().kind == ErrorKind::kInvalidInput ? kExitWrongLayout : kExitNoInterpreter;
   }
@@ -335,9 +348,21 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
 }
 
 // One process: the warm pass, the stopped read, the report.
+int analyse_live_process_as_is(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents,
+                               const std::optional<ProcessIdentity>& identity);
+
+// One process; a failure that comes from the process exiting or running exec meanwhile (its reads
+// then fail as if it were not Python, or not ours to read) is told as that.
 int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents) {
+  const std::optional<ProcessIdentity> identity = process_identity(pid);
+  return analyse_live_process_as_is(line, pid, documents, identity);
+}
+
+int analyse_live_process_as_is(const CommandLine& line, int pid, std::vector<nlohmann::json>& documents,
+                               const std::optional<ProcessIdentity>& identity) {
   auto target = LiveTarget::open(pid);
   if (!target) {
+    if (auto code = gone(pid, identity)) return *code;
     fmt::print(stderr, "coreanalyze: {}\n", target.error().message);
     return exit_code_for(target.error());
   }
@@ -348,8 +373,9 @@ int analyse_live_process(const CommandLine& line, int pid, std::vector<nlohmann:
   std::vector<uint64_t> thread_pointers;
   if (!line.nonblocking) thread_pointers = warm_up(live, request);
   StoppedRead stopped_read;
-  if (auto failed = read_stopped(line, pid, live, request, thread_pointers, read, stopped_read)) return *failed;
-  return report_live_process(line, pid, live, stopped_read, read, documents);
+  if (auto failed = read_stopped(line, pid, live, request, thread_pointers, read, stopped_read, identity))
+    return *failed;
+  return report_live_process(line, pid, live, stopped_read, read, documents, identity);
 }
 
 }  // namespace

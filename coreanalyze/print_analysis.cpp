@@ -11,15 +11,40 @@
 #include "report/process_labels.h"
 #include "report/source_excerpt.h"
 #include "report/stack_report.h"
+#include "base/printable.h"
 
 namespace hangpy::coreanalyze {
+namespace {
+
+// Where source lines come from for this process, and whose permissions they follow.
+report::SourcePolicy source_policy(const CommandLine& line, const report::AnalysedInput& input) {
+  report::SourcePolicy policy;
+  policy.root = line.core.sysroot;
+  policy.enabled = !line.no_source;
+  policy.uid = input.process.uid;
+  policy.gid = input.process.gid;
+  return policy;
+}
+
+// One note for the files not quoted because the process could not read them itself.
+void note_withheld(const report::FileSourceReader& sources, const report::AnalysedInput& input) {
+  if (sources.withheld().empty()) return;
+  const std::string owner = input.process.uid ? fmt::format("uid {}", *input.process.uid) : "owner unknown";
+  fmt::print(stderr,
+             "coreanalyze: note: source lines of {} file(s) are not shown: the process ({}) could not "
+             "read them itself (first: {})\n",
+             sources.withheld().size(), owner, printable(*sources.withheld().begin(), 200));
+}
+
+}  // namespace
 
 nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
                              const cpython::ProcessStacks& stacks, const Findings& found) {
   nlohmann::json document = report::process_document(input, stacks);
   if (line.context_lines > 0) {
-    report::FileSourceReader sources(line.core.sysroot);
+    report::FileSourceReader sources(source_policy(line, input));
     report::add_source_context(document, stacks, sources, line.context_lines);
+    note_withheld(sources, input);
   }
   if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
   if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
@@ -30,25 +55,28 @@ nlohmann::json json_document(const CommandLine& line, const report::AnalysedInpu
 
 void print_json(const nlohmann::json& document) {
   // Python 2 strings are bytes, and corrupt memory is anything: never let text stop the output.
-  fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  fmt::print("{}\n", json_for_terminal(document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 void print_text(const CommandLine& line, const report::AnalysedInput& input,
                 const cpython::ProcessStacks& stacks, const Findings& found) {
-  for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
-  for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
-  for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", note);
+  // Everything a core or process says (its command, labels, file names in warnings) is escaped for
+  // the terminal here or in the report's formatters (base/printable.h).
+  for (const auto& warning : input.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", for_terminal(warning));
+  for (const auto& warning : stacks.warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", for_terminal(warning));
+  for (const auto& note : stacks.notes) fmt::print(stderr, "coreanalyze: note: {}\n", for_terminal(note));
   // A core cut before its notes knows neither the pid nor the command: say so, not "0 ()".
   const std::string pid =
       input.process.pid != 0 ? std::to_string(input.process.pid) : std::string("(pid unknown)");
   const std::string command = !input.process.command.empty() ? input.process.command
                               : !input.process.executable.empty() ? input.process.executable
                                                                   : std::string("command unknown");
-  fmt::print("Process {} ({}), Python {} ({})\n{}{}\n", pid, command,
-             stacks.version.text(), stacks.version_source,
-             report::format_process_labels(input.process, input.environment, &stacks),
-             report::format_process_facts(input.process, stacks));
-  report::FileSourceReader sources(line.core.sysroot);
+  fmt::print("{}", for_terminal(fmt::format("Process {} ({}), Python {} ({})\n{}{}\n", pid, command,
+                                            stacks.version.text(), stacks.version_source,
+                                            report::format_process_labels(input.process, input.environment, &stacks),
+                                            report::format_process_facts(input.process, stacks)),
+                                true));
+  report::FileSourceReader sources(source_policy(line, input));
   report::TextStyle style;
   style.color = line.color;
   style.context_lines = line.context_lines;
@@ -69,6 +97,7 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
     fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
   }
   if (found.tasks) fmt::print("{}", report::format_asyncio_tasks(*found.tasks, stacks));
+  note_withheld(sources, input);
 }
 
 analysis::Request analysis_request(const CommandLine& line, std::string missing_binaries_remedy) {

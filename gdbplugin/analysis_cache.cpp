@@ -1,5 +1,7 @@
 #include "gdbplugin/analysis_cache.h"
 
+#include <sys/stat.h>
+
 #include "analysis/process_analysis.h"
 
 #include <chrono>
@@ -67,6 +69,18 @@ const Analysis& Session::analysis() {
       fresh.stacks->warnings.insert(fresh.stacks->warnings.begin(), target_warnings.begin(),
                                     target_warnings.end());
     }
+    // Source lines follow the process's own permissions: a live process's owner is that of
+    // /proc/PID; a core's is unknown to gdb (then only what anyone may read is quoted when gdb
+    // runs as root).
+    report::SourcePolicy policy;
+    if (selected_inferior_is_local_process()) {
+      struct stat owner {};
+      if (::stat(fmt::format("/proc/{}", inferior.pid).c_str(), &owner) == 0) {
+        policy.uid = owner.st_uid;
+        policy.gid = owner.st_gid;
+      }
+    }
+    sources_ = report::FileSourceReader(policy);
     analysis_ = std::move(fresh);
     analyzed_inferior_ = inferior;
   }

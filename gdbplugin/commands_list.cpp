@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
+#include "base/target_named_file.h"
+#include "gdbplugin/analysis_cache.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/python_error.h"
 #include "gdbplugin/selected_frame.h"
@@ -57,19 +59,23 @@ void py_list(std::string_view argument) {
   if (range.first == 0) range = {current - kContext, current + kContext};
   range.first = std::max(range.first, 1);
 
-  std::ifstream file(frame.file, std::ios::binary);
-  if (!file) {
-    gdb_write(fmt::format("Unable to open {}: {}\n", frame.file, std::strerror(errno)));
+  // The file name is the inferior's: an untrusted path (a FIFO, /dev/zero, a file its owner could
+  // not read), opened and read as the text report does (report/source_reader.h).
+  if (auto opened = open_target_file("", frame.file); !opened) {
+    gdb_write(fmt::format("Unable to open {}: {}\n", frame.file, opened.error().message));
     return;
   }
+  report::FileSourceReader& sources = Session::instance().sources();
   std::string text;
-  std::string line;
-  for (int number = 1; number <= range.last && std::getline(file, line); ++number) {
-    if (number < range.first) continue;
+  for (int number = range.first; number <= range.last; ++number) {
+    std::optional<std::string> line = sources.raw_line(frame.file, number);
+    if (!line) break;
     std::string label = (number == current ? ">" : "") + std::to_string(number);
-    text += fmt::format("{:>4}    {}\n", label, line);
+    text += fmt::format("{:>4}    {}\n", label, *line);
     if (static_cast<size_t>(number - range.first) > kMaxLines) break;
   }
+  if (text.empty() && !sources.withheld().empty())
+    text = fmt::format("Not listing {}: the process could not read it itself\n", frame.file);
   gdb_write(text);
 }
 

@@ -1,5 +1,7 @@
 #include "gdbplugin/gdb_api.h"
 
+#include "base/printable.h"
+
 #include <fmt/format.h>
 
 #include "gdbplugin/python_error.h"
@@ -24,7 +26,10 @@ PyObject* gdb_module() {
 
 void gdb_write(std::string_view text) {
   if (text.empty()) return;
-  PyRef string = checked(PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()),
+  // Everything hangpy prints in gdb carries names the inferior gave (threads, files, reprs,
+  // source lines): control characters reach the terminal as \xNN, never raw.
+  const std::string shown = for_terminal(text, true);
+  PyRef string = checked(PyUnicode_DecodeUTF8(shown.data(), static_cast<Py_ssize_t>(shown.size()),
                                               "replace"));
   PyRef args = checked(PyTuple_Pack(1, string.get()));
   gdb_call("write", std::move(args));

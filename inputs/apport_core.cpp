@@ -37,6 +37,7 @@ Expected<ApportCore> read_apport_core(const std::string& path, const std::string
     close(fd);
     return std::unexpected(spool.error());
   }
+  spool->require_elf();  // CoreDump is a core, and no more than its headers say
   std::unique_ptr<StreamDecoder> decoder = make_zlib_decoder();
   const ByteSink to_spool = [&spool](std::span<const std::byte> data) { return spool->append(data); };
   ApportParser parser(kCoreField, [&decoder, &to_spool](std::span<const std::byte> data) {

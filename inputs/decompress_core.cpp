@@ -46,8 +46,11 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
   }
   struct stat status{};
   const uint64_t total = fstat(input.get(), &status) == 0 ? static_cast<uint64_t>(status.st_size) : 0;
-  auto spool = SparseSpool::create(fmt::format("the core decompressed from {}", name));
+  auto spool = SparseSpool::create(fmt::format("the data decompressed from {}", name));
   if (!spool) return std::unexpected(spool.error());
+  // What a compressed core expands to is a core: anything else stops at its first bytes, and a
+  // core stops at its own end, however much more the compressed data would give.
+  spool->require_elf();
   ProgressMeter progress(fmt::format("decompressing {} ({})", name, format_name(format)), total);
   const ByteSink sink = [&spool](std::span<const std::byte> data) { return spool->append(data); };
 
@@ -60,6 +63,7 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
       return make_error(ErrorKind::kIo, fmt::format("cannot read {}: {}", name, std::strerror(errno)));
     }
     if (got == 0) break;
+    if (spool->ignored_bytes() > 0) break;  // the core is whole: the rest is not the core's
     result.compressed_bytes += static_cast<uint64_t>(got);
     if (auto ok = decoder->feed(std::span(block).first(static_cast<size_t>(got)), sink); !ok) {
       Error error = ok.error();
@@ -71,7 +75,9 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
     }
     progress.update(result.compressed_bytes, spool->size());
   }
-  auto complete = decoder->finish(sink);
+  // Stopped at the core's end: what the compressed data holds after it is not read.
+  const bool core_whole = spool->ignored_bytes() > 0;
+  auto complete = core_whole ? Expected<bool>(true) : decoder->finish(sink);
   if (!complete) {
     Error error = complete.error();
     error.message = fmt::format("{}: {}", name, error.message);

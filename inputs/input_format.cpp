@@ -74,7 +74,17 @@ Expected<InputFormat> format_of_path(const std::string& path) {
     });
     return abrt ? InputFormat::kAbrtDirectory : InputFormat::kUnknown;
   }
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO would block the open until a writer comes and then be read once; a device (/dev/zero,
+  // /dev/tty) never ends or waits for a user: a core is a file.
+  if (!S_ISREG(status.st_mode)) {
+    const char* kind = S_ISFIFO(status.st_mode) ? "a FIFO" : S_ISCHR(status.st_mode) ? "a character device"
+                       : S_ISBLK(status.st_mode) ? "a block device" : S_ISSOCK(status.st_mode) ? "a socket"
+                                                                                                 : "no regular file";
+    return make_error(ErrorKind::kInvalidInput,
+                      fmt::format("{} is {}, not a core file (to read a core from a pipe, give '-' and "
+                                  "pipe it to standard input)", path, kind));
+  }
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return make_error(ErrorKind::kIo, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "inputs/input_format.h"
 #include "inputs/sparse_spool.h"
 
 namespace hangpy::coreanalyze {
@@ -16,21 +17,42 @@ namespace {
 
 constexpr size_t kBlock = 1 << 16;
 
+// Reads what is there, up to `data.size()` bytes, retrying on EINTR: 0 at the end of the input.
+Expected<size_t> read_some(int input, std::span<std::byte> data) {
+  for (;;) {
+    const ssize_t got = read(input, data.data(), data.size());
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno != EINTR) {
+      return make_error(ErrorKind::kIo, fmt::format("cannot read standard input: {}", std::strerror(errno)));
+    }
+  }
+}
+
 // Copies the pipe into a sparse temporary file: a core of a big process is mostly untouched heap.
 Expected<std::string> spool(int input) {
   auto spool = SparseSpool::create("the core on standard input");
   if (!spool) return std::unexpected(spool.error());
   std::vector<std::byte> block(kBlock);
-  for (;;) {
-    ssize_t got = read(input, block.data(), block.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      return make_error(ErrorKind::kIo,
-                        fmt::format("cannot read standard input: {}", std::strerror(errno)));
-    }
-    if (got == 0) break;
-    if (auto ok = spool->append(std::span(block).first(static_cast<size_t>(got))); !ok)
-      return std::unexpected(ok.error());
+  // What comes in is told by its first bytes, before anything is spooled: a core or a compressed
+  // core; `yes |` or /dev/zero is neither, and never ends.
+  size_t filled = 0;
+  while (filled < kFormatProbeBytes) {
+    auto got = read_some(input, std::span(block).subspan(filled));
+    if (!got) return std::unexpected(got.error());
+    if (*got == 0) break;
+    filled += *got;
+  }
+  if (filled > 0 && format_of_file_start(std::span(block).first(filled)) == InputFormat::kUnknown) {
+    return make_error(ErrorKind::kInvalidInput,
+                      "standard input is not a core: its first bytes are neither an ELF core nor zstd, "
+                      "lz4, xz, gzip or an apport report");
+  }
+  for (size_t got = filled; got > 0;) {
+    if (auto ok = spool->append(std::span(block).first(got)); !ok) return std::unexpected(ok.error());
+    if (spool->ignored_bytes() > 0) break;  // the core is whole: what follows is not the core's
+    auto more = read_some(input, block);
+    if (!more) return std::unexpected(more.error());
+    got = *more;
   }
   return spool->finish();
 }

@@ -1,4 +1,5 @@
 #include "jobs/collect_command.h"
+#include "jobs/host_list.h"
 
 #include <unistd.h>
 
@@ -133,16 +134,31 @@ Launch launch_with_pdsh(const CollectOptions& options, const std::string& binary
   std::vector<std::string> pdsh{"pdsh"};
   if (!rcmd.empty()) pdsh.insert(pdsh.end(), {"-R", rcmd});
   pdsh.insert(pdsh.end(), {"-w", *options.pdsh_hosts});
-  // `pdsh -q` prints the host list expanded (node[1-4] ranges), last.
-  std::vector<std::string> query = pdsh;
-  query.push_back("-q");
-  ChildResult listed = run_child({query, std::nullopt, true}, std::chrono::seconds(30));
-  if (!listed.started) {
-    launch.result.start_error = listed.start_error + " (install pdsh)";
-    return launch;
+  // The nodes expected to answer: the host list expanded here (host_list.h); a list read from a
+  // file (^FILE) is pdsh's to read, and `pdsh -q` prints it, last.
+  if (!options.pdsh_hosts->starts_with("^")) {
+    auto hosts = expand_host_list(*options.pdsh_hosts);
+    if (!hosts) {
+      launch.result.start_error = hosts.error().message;
+      return launch;
+    }
+    launch.expected_nodes = std::move(*hosts);
+  } else {
+    std::vector<std::string> query = pdsh;
+    query.push_back("-q");
+    ChildResult listed = run_child({query, std::nullopt, true}, std::chrono::seconds(30));
+    if (!listed.started) {
+      launch.result.start_error = listed.start_error + " (install pdsh)";
+      return launch;
+    }
+    const auto lines = split_words(listed.output, '\n');
+    if (!lines.empty()) {
+      for (const std::string& part : split_words(lines.back(), ',')) {
+        auto hosts = expand_host_list(part);
+        if (hosts) launch.expected_nodes.insert(launch.expected_nodes.end(), hosts->begin(), hosts->end());
+      }
+    }
   }
-  const auto lines = split_words(listed.output, '\n');
-  if (!lines.empty()) launch.expected_nodes = split_words(lines.back(), ',');
   // pdsh's exec module runs the command on this machine for every "host": each names its
   // directory after pdsh's %h, or they would all write into this host's.
   const std::string node_name = rcmd == "exec" ? "%h" : "";

@@ -36,8 +36,13 @@ std::string read_descriptor(int fd) {
   return text;
 }
 
-void parse_into(TriageOutcome& outcome, const std::string& text, const std::string& name) {
-  nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+// A document from another machine or a hostile core: every string it holds is cut to
+// triage::kMaxTriageString as it is parsed, and the input named when one was.
+void parse_document(TriageOutcome& outcome, nlohmann::json document, size_t cut, const std::string& name) {
+  if (cut > 0) {
+    outcome.warnings.push_back(fmt::format("{}: {} string(s) longer than {} bytes cut", name, cut,
+                                           triage::kMaxTriageString));
+  }
   if (document.is_discarded()) {
     outcome.error = fmt::format("{}: not valid JSON", name);
     outcome.exit_code = kExitBadInput;
@@ -60,9 +65,9 @@ TriageOutcome read_json_input(const TriageInput& input) {
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  std::stringstream text;
-  text << file.rdbuf();
-  parse_into(outcome, text.str(), input.name);
+  size_t cut = 0;
+  nlohmann::json document = triage::parse_bounded_json(file, cut);
+  parse_document(outcome, std::move(document), cut, input.name);
   return outcome;
 }
 
@@ -127,7 +132,9 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
   // A partial result (5) or a snapshot not written (7) still printed the document.
   if (!document.empty() && (outcome.exit_code == kExitSuccess || outcome.exit_code == kExitPartial ||
                             outcome.exit_code == kExitSnapshotFailed)) {
-    parse_into(outcome, document, input.name);
+    size_t cut = 0;
+    nlohmann::json parsed = triage::parse_bounded_json(document, cut);
+    parse_document(outcome, std::move(parsed), cut, input.name);
     if (outcome.processes.empty() && outcome.error.empty())
       outcome.error = fmt::format("{}: no process could be read", input.name);
     return outcome;

@@ -19,6 +19,7 @@ struct TriageOutcome {
   std::vector<triage::ProcessRecord> processes;  // empty when the input could not be analysed
   int exit_code = 0;                             // the analysis's (coreanalyze's exit codes)
   std::string error;                             // one line when processes is empty
+  std::vector<std::string> warnings;             // one line each: what of the input was cut
 };
 
 struct TriageAnalysisOptions {

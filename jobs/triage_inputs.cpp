@@ -1,4 +1,5 @@
 #include "jobs/triage_inputs.h"
+#include "triage/process_record.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -36,7 +37,8 @@ bool looks_like_json(const std::string& path) {
 std::optional<nlohmann::json> collector_manifest(const fs::path& path) {
   if (path.filename() != "manifest.json") return std::nullopt;
   std::ifstream file(path);
-  nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
+  size_t cut = 0;
+  nlohmann::json document = triage::parse_bounded_json(file, cut);
   if (!document.is_object() || document.contains("threads")) return std::nullopt;
   if (document.contains("nodes") || document.contains("collector_pid")) return document;
   return std::nullopt;

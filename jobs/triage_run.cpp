@@ -1,5 +1,7 @@
 #include "jobs/triage_run.h"
 
+#include "base/printable.h"
+
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -161,9 +163,11 @@ int run_triage(int argc, char** argv) {
   int first_failure = kExitSuccess;
   size_t failed = 0;
   for (TriageOutcome& outcome : outcomes) {
+    for (const std::string& warning : outcome.warnings)
+      fmt::print(stderr, "coreanalyze triage: warning: {}\n", for_terminal(warning));
     if (outcome.processes.empty()) {
       failed++;
-      fmt::print(stderr, "coreanalyze triage: left out {}\n", outcome.error);
+      fmt::print(stderr, "coreanalyze triage: left out {}\n", for_terminal(outcome.error));
       if (first_failure == kExitSuccess) first_failure = outcome.exit_code ? outcome.exit_code : kExitBadInput;
       continue;
     }
@@ -177,7 +181,7 @@ int run_triage(int argc, char** argv) {
   if (line.json) {
     nlohmann::json document = report::triage_document(triage);
     document["left_out"] = failed;
-    fmt::print("{}\n", document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_for_terminal(document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)));
   } else {
     fmt::print("{}", report::format_triage(triage));
     if (failed > 0) fmt::print("\n{} of {} inputs left out (see the messages above)\n", failed, inputs->size());

@@ -1,5 +1,7 @@
 #include "report/asyncio_report.h"
 
+#include "base/printable.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -92,8 +94,19 @@ void print_tree(const AsyncTask& task, const diagnosis::TaskForest& forest,
 
 }  // namespace
 
-std::string format_asyncio_tasks(const diagnosis::TaskForest& forest,
-                                 const cpython::ProcessStacks& stacks) {
+namespace {
+std::string format_tasks_raw(const diagnosis::TaskForest& forest, const cpython::ProcessStacks& stacks);
+}  // namespace
+
+// Task names, coroutine names and files are the target's: the whole text is escaped for the
+// terminal (it holds no colours of ours).
+std::string format_asyncio_tasks(const diagnosis::TaskForest& forest, const cpython::ProcessStacks& stacks) {
+  return for_terminal(format_tasks_raw(forest, stacks), true);
+}
+
+namespace {
+std::string format_tasks_raw(const diagnosis::TaskForest& forest,
+                             const cpython::ProcessStacks& stacks) {
   const cpython::AsyncioTasks& tasks = forest.tasks;
   if (!tasks.imported) return "";
   if (tasks.unsupported) return fmt::format("\nasyncio: imported, but {}\n", *tasks.unsupported);
@@ -168,6 +181,7 @@ std::string format_asyncio_tasks(const diagnosis::TaskForest& forest,
       print_tree(task, forest, by_address, children, stacks, "", true, true, printed, out);
   return out;
 }
+}  // namespace
 
 namespace {
 

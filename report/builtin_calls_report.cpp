@@ -1,5 +1,7 @@
 #include "report/builtin_calls_report.h"
 
+#include "base/printable.h"
+
 #include <fmt/format.h>
 
 #include "cpython/builtin_call.h"
@@ -35,7 +37,7 @@ std::string format_call_notes(const CallNotes& notes, int64_t lwp, size_t index)
   auto found = notes.find({lwp, index});
   if (found == notes.end()) return {};
   std::string text;
-  for (const std::string& line : found->second) text += fmt::format("       {}\n", line);
+  for (const std::string& line : found->second) text += fmt::format("       {}\n", for_terminal(line));
   return text;
 }
 

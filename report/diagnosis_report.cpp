@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/printable.h"
 #include "diagnosis/syscalls.h"
 
 namespace hangpy::report {
@@ -28,7 +29,7 @@ nlohmann::json optional_json(const auto& value) {
 
 std::string format_process_diagnosis(const diagnosis::ProcessDiagnosis& diagnosis) {
   std::string text;
-  for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) text += cycle.text + "\n";
+  for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) text += for_terminal(cycle.text) + "\n";
   if (diagnosis.no_gil) text += "Free-threaded build running without a GIL\n";
   return text.empty() ? text : text + "\n";
 }
@@ -44,10 +45,11 @@ std::string format_thread_diagnosis(const diagnosis::ThreadDiagnosis& thread,
   if (thread.idle) parts.push_back("idle (waiting for work)");
   parts.push_back(thread.registers_known ? syscall_text(thread) : "system call unknown");
   std::string text = fmt::format("  State: {}\n", fmt::join(parts, ", "));
-  text += "  Blocked on: " + diagnosis::describe_blocked_on(thread.blocked_on, stacks) + "\n";
+  // Descriptions hold thread names, paths and links the target gave: escaped for the terminal.
+  text += "  Blocked on: " + for_terminal(diagnosis::describe_blocked_on(thread.blocked_on, stacks)) + "\n";
   if (const auto& blocked = thread.blocked_on; blocked.worker_lwp) {
     text += fmt::format("  Run by: LWP {}, the backend's worker{}\n", *blocked.worker_lwp,
-                        blocked.worker_waits.empty() ? "" : ", which " + blocked.worker_waits);
+                        blocked.worker_waits.empty() ? "" : ", which " + for_terminal(blocked.worker_waits));
   }
   // What it holds is what others may wait for: a deadlock's other half, a fork's lost lock.
   if (!thread.held_locks.empty()) {

@@ -1,5 +1,7 @@
 #include "report/locals_report.h"
 
+#include "base/printable.h"
+
 #include <fmt/format.h>
 
 namespace hangpy::report {
@@ -23,10 +25,10 @@ LocalsByFrame read_all_locals(const cpython::AddressSpace& memory,
 std::string format_frame_locals(const LocalsByFrame& locals, const cpython::PythonFrame& frame) {
   auto found = locals.find(frame.address);
   if (found == locals.end()) return {};
-  if (found->second.error) return fmt::format("      <locals unreadable: {}>\n", *found->second.error);
+  if (found->second.error) return fmt::format("      <locals unreadable: {}>\n", for_terminal(*found->second.error));
   std::string text;
   for (const cpython::Variable& variable : found->second.variables)
-    text += fmt::format("      {} = {}\n", variable.name, variable.repr);
+    text += fmt::format("      {} = {}\n", for_terminal(variable.name), for_terminal(variable.repr));
   return text;
 }
 

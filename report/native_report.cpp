@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "base/printable.h"
 #include "symbols/demangle.h"
 
 namespace hangpy::report {
@@ -26,7 +27,8 @@ std::string native_line(const native::NativeFrame& frame) {
     if (frame.inlined) where += " (inlined)";
     if (!frame.module.empty()) where += fmt::format(" ({})", base_name(frame.module));
   }
-  std::string text = fmt::format("0x{:016x} in {}", frame.pc, where);
+  // A core's symbol and file names are its own: escaped for the terminal.
+  std::string text = fmt::format("0x{:016x} in {}", frame.pc, for_terminal(where));
   // Frames found from a frame pointer may be wrong where CFI would not be: say so.
   if (frame.how == native::FrameHow::kFramePointer) text += " [frame pointer]";
   return text;
@@ -35,8 +37,8 @@ std::string native_line(const native::NativeFrame& frame) {
 std::string python_line(const cpython::PythonFrame& frame, SourceReader* sources,
                         const TextStyle& style) {
   std::string line = frame.line ? std::to_string(*frame.line) : "?";
-  std::string text = fmt::format("(Python) File \"{}\", line {}, in {}", frame.file, line,
-                                 style.qualified_names ? frame.qualname : frame.function);
+  std::string text = fmt::format("(Python) File \"{}\", line {}, in {}", for_terminal(frame.file), line,
+                                 for_terminal(style.qualified_names ? frame.qualname : frame.function));
   if (sources && frame.line) {
     if (auto source = sources->line(frame.file, *frame.line); source && !source->empty())
       text += fmt::format("\n        {}", *source);
@@ -63,7 +65,7 @@ nlohmann::json native_json(const native::NativeFrame& frame) {
 
 std::string format_merged_stack(const native::MergedStack& stack, SourceReader* sources,
                                 const TextStyle& style) {
-  if (stack.error) return fmt::format("  <no native stack: {}>\n", *stack.error);
+  if (stack.error) return fmt::format("  <no native stack: {}>\n", for_terminal(*stack.error));
   std::string text = "Stack (most recent call first):\n";
   for (size_t i = 0; i < stack.frames.size(); ++i) {
     const native::MergedFrame& frame = stack.frames[i];

@@ -1,8 +1,14 @@
-// Source lines for the text report, read from the analysing machine's files (under --sysroot when
-// given). Files are read once and cached; an unreadable file just means no source line.
+// Source lines for the text report, read from the analysing machine's files (under --sysroot, or a
+// live process's own root). Files are read once and cached; an unreadable file just means no
+// source line. A file name comes from the target, so it is an untrusted path
+// (base/target_named_file.h): opened inside the root only, a regular file only, bounded in bytes
+// per file and per line; and when this program is more privileged than the process was (root, or
+// another user), a file the process could not read itself is not shown.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,16 +24,33 @@ class SourceReader {
   virtual std::optional<std::string> raw_line(const std::string& file, int line_number) = 0;
 };
 
+struct SourcePolicy {
+  std::string root;      // "" (this machine's root), a --sysroot, or /proc/PID/root
+  bool enabled = true;   // false: --no-source, no file is opened
+  // The analysed process's owner (a core's NT_PRPSINFO, /proc/PID/status); unknown: it is taken
+  // to read only what anyone may.
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+};
+
 class FileSourceReader : public SourceReader {
  public:
-  explicit FileSourceReader(std::string sysroot = {}) : sysroot_(std::move(sysroot)) {}
+  static constexpr size_t kMaxFileBytes = 8 << 20;  // no source file worth showing is bigger
+  static constexpr size_t kMaxLineBytes = 4096;     // a longer line is cut
+
+  explicit FileSourceReader(SourcePolicy policy = {});
   std::optional<std::string> line(const std::string& file, int line_number) override;
   std::optional<std::string> raw_line(const std::string& file, int line_number) override;
 
+  // The files whose lines were not shown because the process could not have read them (sorted).
+  const std::set<std::string>& withheld() const { return withheld_; }
+
  private:
   const std::vector<std::string>* lines_of(const std::string& file);
-  std::string sysroot_;
+  SourcePolicy policy_;
+  bool more_privileged_ = false;  // than the process: its own permissions are checked
   std::unordered_map<std::string, std::optional<std::vector<std::string>>> files_;
+  std::set<std::string> withheld_;
 };
 
 }  // namespace hangpy::report

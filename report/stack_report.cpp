@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
 #include "cpython/eval_groups.h"
 #include "report/diagnosis_report.h"
 #include "report/source_excerpt.h"
@@ -25,9 +26,10 @@ Colors colors_for(const TextStyle& style) {
 std::string format_frame(const cpython::PythonFrame& frame, SourceReader* sources,
                          const Colors& c, const TextStyle& style) {
   std::string line = frame.line ? std::to_string(*frame.line) : "?";
-  std::string text = fmt::format("  File \"{}{}{}\", line {}, in {}{}{}\n", c.file, frame.file,
+  // Names the target gave are escaped for the terminal (base/printable.h), colours are ours.
+  std::string text = fmt::format("  File \"{}{}{}\", line {}, in {}{}{}\n", c.file, for_terminal(frame.file),
                                  c.reset, line, c.function,
-                                 style.qualified_names ? frame.qualname : frame.function, c.reset);
+                                 for_terminal(style.qualified_names ? frame.qualname : frame.function), c.reset);
   return text + format_frame_source(frame, sources, style.context_lines, style.carets);
 }
 
@@ -41,7 +43,7 @@ std::string format_thread_header(const cpython::PythonThread& thread, const Text
   Colors c = colors_for(style);
   std::string text = fmt::format("{}Thread 0x{:x}", c.header, thread.thread_id);
   if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
-  if (thread.name) text += fmt::format(" \"{}\"", *thread.name);
+  if (thread.name) text += fmt::format(" \"{}\"", for_terminal(*thread.name));
   if (thread.interpreter_id != 0) text += fmt::format(" interpreter {}", thread.interpreter_id);
   if (thread.holds_gil) text += " [holds the GIL]";
   return text + c.reset;
@@ -54,7 +56,7 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   if (thread.frames.empty() && !thread.error) return "  (no Python frames)\n";
   std::string error_line;
   if (thread.error) {
-    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, thread.error->describe(),
+    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, for_terminal(thread.error->describe()),
                              c.reset);
   }
   if (style.most_recent_first) {
@@ -87,7 +89,7 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
   }
   std::string error_line;
   if (thread.error) {
-    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, thread.error->describe(),
+    error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, for_terminal(thread.error->describe()),
                              c.reset);
   }
   std::string text;
@@ -114,7 +116,7 @@ std::string format_threads_without_python(const cpython::ProcessStacks& stacks,
                                  lwps.size() == 1 ? "" : "s", lwps.size() == 1 ? "s" : "", listed);
   // Those whose native stacks the diagnosis read and named (a collective's backend workers).
   if (diagnosis != nullptr) {
-    for (const auto& [lwp, role] : diagnosis->native_roles) text += fmt::format("  LWP {}: {}\n", lwp, role);
+    for (const auto& [lwp, role] : diagnosis->native_roles) text += fmt::format("  LWP {}: {}\n", lwp, for_terminal(role));
   }
   return text;
 }

@@ -1,5 +1,7 @@
 #include "report/triage_html.h"
 
+#include "base/printable.h"
+
 #include "report/triage_json.h"
 
 namespace hangpy::report {
@@ -182,8 +184,20 @@ function stackText(group) {
 
 }  // namespace
 
+// Every string the page shows as the processes gave it, with control characters written as \xNN
+// (JSON would carry them through to the page raw).
+static void escape_strings(nlohmann::json& value) {
+  if (value.is_string()) {
+    value = for_terminal(value.get_ref<const std::string&>(), true);
+  } else if (value.is_structured()) {
+    for (auto& item : value) escape_strings(item);
+  }
+}
+
 std::string triage_html(const triage::Triage& triage) {
-  std::string data = triage_document(triage).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json document = triage_document(triage);
+  escape_strings(document);
+  std::string data = document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Inside <script> a "</script" or "<!--" would end or change the element: '<' only ever appears
   // inside JSON strings, where \u003c says the same.
   std::string escaped;

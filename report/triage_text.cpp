@@ -1,5 +1,7 @@
 #include "report/triage_text.h"
 
+#include "base/printable.h"
+
 #include <fmt/format.h>
 
 #include "report/triage_view.h"
@@ -95,7 +97,18 @@ std::string format_triage_class(const triage::Triage& triage, int class_index) {
   return out;
 }
 
+namespace {
+std::string format_triage_raw(const triage::Triage& triage);
+}  // namespace
+
+// Every name in it is a process's own (functions, files, threads, labels): the whole text is
+// escaped for the terminal (it holds no colours).
 std::string format_triage(const triage::Triage& triage) {
+  return for_terminal(format_triage_raw(triage), true);
+}
+
+namespace {
+std::string format_triage_raw(const triage::Triage& triage) {
   std::string out = triage.verdict.text + "\n";
   for (const std::string& note : triage.notes) out += "note: " + note + "\n";
   const int threads = triage.nodes.empty() ? 0 : triage.nodes[0].threads;
@@ -108,5 +121,6 @@ std::string format_triage(const triage::Triage& triage) {
   for (size_t c = 0; c < triage.classes.size(); ++c) out += "\n" + format_triage_class(triage, static_cast<int>(c));
   return out;
 }
+}  // namespace
 
 }  // namespace hangpy::report

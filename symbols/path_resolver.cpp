@@ -8,6 +8,29 @@
 
 namespace hangpy::symbols {
 
+std::string lexically_rooted(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t at = 0;
+  while (at <= path.size()) {
+    size_t slash = path.find('/', at);
+    if (slash == std::string_view::npos) slash = path.size();
+    const std::string_view part = path.substr(at, slash - at);
+    at = slash + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string rooted;
+  for (std::string_view part : parts) {
+    rooted += '/';
+    rooted += part;
+  }
+  return rooted.empty() ? "/" : rooted;
+}
+
 std::string base_name(std::string_view path) {
   const size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
@@ -22,10 +45,11 @@ std::vector<std::string> PathResolver::candidates(const std::string& recorded_pa
   std::vector<std::string> result;
   // gdb's gcore of a chrooted process records host paths that already lie inside the sysroot.
   const bool inside_sysroot = !sysroot_.empty() && recorded_path.starts_with(sysroot_ + "/");
-  if (inside_sysroot) result.push_back(recorded_path);
+  if (inside_sysroot) result.push_back(sysroot_ + lexically_rooted(std::string_view(recorded_path).substr(sysroot_.size())));
   if (!sysroot_.empty() && !inside_sysroot) {
-    const bool needs_slash = recorded_path.empty() || recorded_path.front() != '/';
-    result.push_back(sysroot_ + (needs_slash ? "/" : "") + recorded_path);
+    // A core's paths are its own: "/../../etc/shadow" must not climb out of the sysroot. Its
+    // ".." are resolved by name, never above the root; the sysroot's own links are the user's.
+    result.push_back(sysroot_ + lexically_rooted(recorded_path));
   }
   const std::string basename = base_name(recorded_path);
   if (!basename.empty()) {

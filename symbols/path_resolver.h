@@ -31,6 +31,10 @@ class PathResolver {
   std::vector<std::string> lib_paths_;
 };
 
+// `path` as an absolute path with its "." and ".." resolved by name, never above "/":
+// "/../../etc/shadow" is "/etc/shadow", "a/../../b" is "/b".
+std::string lexically_rooted(std::string_view path);
+
 // What follows the last '/' of a path (the whole path when it has none; "" when it ends in '/').
 std::string base_name(std::string_view path);
 

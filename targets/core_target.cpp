@@ -20,6 +20,7 @@
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 #include "symbols/debuginfod_fetch.h"
+#include "symbols/dependencies.h"
 #include "symbols/path_resolver.h"
 
 namespace hangpy::coreanalyze {
@@ -552,9 +553,34 @@ std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions&
   std::vector<SegmentStart> segments;
   for (const CoreSegment& segment : core.segments())
     segments.push_back({segment.vaddr, segment.memsz, (segment.flags & PF_W) != 0});
+  // A path found in the process's data names the executable only when its file here is that very
+  // binary, by build-id.
+  const symbols::PathResolver resolver(options.sysroot, options.lib_paths);
+  FileFacts files;
+  std::map<std::string, std::optional<std::string>> build_ids;  // each file read once
+  files.build_id = [&resolver, &build_ids](const std::string& path) -> std::optional<std::string> {
+    auto [known, inserted] = build_ids.try_emplace(path);
+    if (!inserted) return known->second;
+    if (const std::optional<std::string> found = resolver.resolve(path)) {
+      if (auto file = symbols::ElfFile::open(*found)) known->second = (*file)->build_id();
+    }
+    return known->second;
+  };
+  // The executable's needed libraries, as paths of the process (the sysroot taken off again).
+  files.library_candidates = [&resolver, &options](const std::string& executable) {
+    std::vector<std::string> candidates;
+    const std::optional<std::string> host = resolver.resolve(executable);
+    if (!host) return candidates;
+    for (std::string candidate : symbols::library_candidates(*host)) {
+      if (!options.sysroot.empty() && candidate.starts_with(options.sysroot + "/"))
+        candidate.erase(0, options.sysroot.size());
+      candidates.push_back(std::move(candidate));
+    }
+    return candidates;
+  };
   RecoveredModules found =
       recover_modules(SavedMemory(core), segments, options.executable, options.executable_hint,
-                      core.page_size());
+                      core.page_size(), files);
   std::string what = core.notes_cut()
                          ? "the notes are missing (the core was cut before them): threads' "
                            "registers and the file list are unknown"

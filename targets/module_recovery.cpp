@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "symbols/module_placement.h"
 
 namespace hangpy::coreanalyze {
@@ -28,10 +30,17 @@ constexpr uint64_t kMaxAuxvPairs = 128;
 constexpr uint64_t kUserSpaceEnd = uint64_t{1} << 47;
 constexpr size_t kMaxExecutableCandidates = 4;
 
+// The search of the process's data for the executable's path: how much of it, how many paths.
+constexpr uint64_t kMaxPathScanBytes = 128 << 20;
+constexpr uint64_t kPathScanChunk = 1 << 20;
+constexpr size_t kMaxPathCandidates = 32;
+constexpr uint64_t kMaxNoteBytes = 4096;
+
 // One ELF header found at the start of a segment, as the process mapped it.
 struct FoundHeader {
   uint64_t address = 0;  // where file offset 0 is mapped
   uint64_t load_bias = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> notes;  // each PT_NOTE: its runtime address, size
   std::optional<uint64_t> dynamic;  // runtime address of PT_DYNAMIC
   bool has_interpreter = false;     // PT_INTERP: an executable (or glibc's libc.so.6)
   std::vector<Elf64_Phdr> loads;
@@ -67,12 +76,110 @@ std::optional<FoundHeader> read_header(const cpython::AddressSpace& memory, uint
       dynamic_vaddr = phdr.p_vaddr;
     } else if (phdr.p_type == PT_INTERP) {
       found.has_interpreter = true;
+    } else if (phdr.p_type == PT_NOTE) {
+      found.notes.emplace_back(phdr.p_vaddr, std::min<uint64_t>(phdr.p_memsz, kMaxNoteBytes));
     }
   }
   // File offset 0 must be mapped by some PT_LOAD for its header to be at `address`.
   if (!first_vaddr) return std::nullopt;
   found.load_bias = address - symbols::align_down(*first_vaddr, page_size);
   if (dynamic_vaddr) found.dynamic = found.load_bias + *dynamic_vaddr;
+  for (auto& note : found.notes) note.first += found.load_bias;
+  return found;
+}
+
+// The GNU build-id (hex) in one PT_NOTE segment of a module, where the core holds it.
+std::optional<std::string> build_id_in(const cpython::AddressSpace& memory, uint64_t address, uint64_t size) {
+  if (size < sizeof(Elf64_Nhdr)) return std::nullopt;
+  std::vector<std::byte> notes(size);
+  if (!memory.read(address, notes)) return std::nullopt;
+  for (size_t at = 0; at + sizeof(Elf64_Nhdr) <= notes.size();) {
+    Elf64_Nhdr note;
+    std::memcpy(&note, notes.data() + at, sizeof(note));
+    const size_t name_at = at + sizeof(note);
+    const size_t desc_at = name_at + ((uint64_t{note.n_namesz} + 3) & ~uint64_t{3});
+    const size_t end = desc_at + ((uint64_t{note.n_descsz} + 3) & ~uint64_t{3});
+    if (note.n_namesz > kMaxNoteBytes || note.n_descsz > kMaxNoteBytes || end > notes.size()) break;
+    if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
+        std::memcmp(notes.data() + name_at, "GNU", 4) == 0 && note.n_descsz > 0) {
+      std::string hex;
+      for (size_t i = 0; i < note.n_descsz; ++i)
+        hex += fmt::format("{:02x}", static_cast<unsigned>(notes[desc_at + i]));
+      return hex;
+    }
+    at = end;
+  }
+  return std::nullopt;
+}
+
+// The GNU build-id (hex) in any of the module's PT_NOTE segments (.note.gnu.property often comes
+// first).
+std::optional<std::string> build_id_of(const cpython::AddressSpace& memory, const FoundHeader& header) {
+  for (const auto& [address, size] : header.notes)
+    if (auto found = build_id_in(memory, address, size)) return found;
+  return std::nullopt;
+}
+
+bool path_byte(unsigned char c) { return c > 0x20 && c < 0x7f; }
+
+// A path a Python executable may have: absolute, and its last part names python.
+bool python_executable_path(const std::string& path) {
+  if (path.size() < 2 || path.front() != '/' || path.size() > kMaxPathLength) return false;
+  const std::string base = path.substr(path.rfind('/') + 1);
+  return base.starts_with("python") && !base.ends_with(".py") && !base.ends_with(".so") &&
+         base.find(".so.") == std::string::npos;
+}
+
+// Paths of Python executables in the process's writable data, in the order found, each once: as
+// UTF-8 (argv[0], sys.executable's str) and as UTF-32 (the interpreter's wchar_t configuration).
+std::vector<std::string> python_paths_in_data(const cpython::AddressSpace& memory,
+                                              const std::vector<SegmentStart>& segments) {
+  std::vector<const SegmentStart*> writable;
+  for (const SegmentStart& segment : segments)
+    if (segment.writable && segment.address < kUserSpaceEnd) writable.push_back(&segment);
+  std::sort(writable.begin(), writable.end(), [](auto* a, auto* b) { return a->address < b->address; });
+  static constexpr std::string_view kAscii = "python";
+  static constexpr char kWide[] = "p\0\0\0y\0\0\0t\0\0\0h\0\0\0o\0\0\0n\0\0\0";
+  const std::string_view wide(kWide, sizeof(kWide) - 1);
+  std::vector<std::string> found;
+  std::set<std::string> seen;
+  auto add = [&](std::string path) {
+    if (python_executable_path(path) && seen.insert(path).second) found.push_back(std::move(path));
+  };
+  uint64_t scanned = 0;
+  std::vector<char> chunk;
+  for (const SegmentStart* segment : writable) {
+    for (uint64_t offset = 0; offset < segment->size && scanned < kMaxPathScanBytes &&
+                              found.size() < kMaxPathCandidates;
+         offset += kPathScanChunk) {
+      const uint64_t size = std::min(kPathScanChunk, segment->size - offset);
+      chunk.resize(size);
+      scanned += size;
+      if (!memory.read(segment->address + offset, std::as_writable_bytes(std::span(chunk)))) continue;
+      const std::string_view text(chunk.data(), chunk.size());
+      for (size_t at = text.find(kAscii); at != std::string_view::npos; at = text.find(kAscii, at + 1)) {
+        size_t begin = at;
+        while (begin > 0 && at - begin < kMaxPathLength && path_byte(static_cast<unsigned char>(text[begin - 1]))) --begin;
+        size_t end = at;
+        while (end < text.size() && end - begin < kMaxPathLength && path_byte(static_cast<unsigned char>(text[end]))) ++end;
+        add(std::string(text.substr(begin, end - begin)));
+      }
+      for (size_t at = text.find(wide); at != std::string_view::npos; at = text.find(wide, at + 4)) {
+        auto char_at = [&](size_t position) -> unsigned char {
+          return text[position + 1] == 0 && text[position + 2] == 0 && text[position + 3] == 0
+                     ? static_cast<unsigned char>(text[position]) : 0;
+        };
+        size_t begin = at;
+        while (begin >= 4 && (at - begin) / 4 < kMaxPathLength && path_byte(char_at(begin - 4))) begin -= 4;
+        std::string path;
+        for (size_t position = begin; position + 4 <= text.size() && path.size() < kMaxPathLength &&
+                                      path_byte(char_at(position));
+             position += 4)
+          path += static_cast<char>(char_at(position));
+        add(std::move(path));
+      }
+    }
+  }
   return found;
 }
 
@@ -163,13 +270,34 @@ FoundHeader* find_executable(std::vector<FoundHeader>& headers,
   return nullptr;
 }
 
+// The modules still unnamed that carry a build-id, matched with the libraries the executable
+// needs: each candidate path's file is read once.
+void name_needed_libraries(const cpython::AddressSpace& memory, std::vector<FoundHeader>& headers,
+                           const std::string& executable, const FileFacts& files) {
+  std::map<std::string, FoundHeader*> unnamed;  // build-id -> header
+  for (FoundHeader& header : headers) {
+    if (!header.path.empty()) continue;
+    if (auto build_id = build_id_of(memory, header)) unnamed.emplace(*build_id, &header);
+  }
+  if (unnamed.empty()) return;
+  for (const std::string& candidate : files.library_candidates(executable)) {
+    const std::optional<std::string> build_id = files.build_id(candidate);
+    if (!build_id) continue;
+    auto found = unnamed.find(*build_id);
+    if (found == unnamed.end()) continue;
+    found->second->path = candidate;
+    unnamed.erase(found);
+    if (unnamed.empty()) return;
+  }
+}
+
 }  // namespace
 
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
                                  const std::optional<std::string>& executable,
                                  const std::optional<std::string>& executable_hint,
-                                 uint64_t page_size) {
+                                 uint64_t page_size, const FileFacts& files) {
   RecoveredModules result;
   std::vector<FoundHeader> headers;
   for (const SegmentStart& segment : segments) {
@@ -217,6 +345,18 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
       main->path = *executable_hint;
       result.executable_named_by = "the path its wrapper recorded";
     }
+    if (main->path.empty() && files.build_id) {
+      if (const std::optional<std::string> build_id = build_id_of(memory, *main)) {
+        for (const std::string& candidate : python_paths_in_data(memory, segments)) {
+          if (files.build_id(candidate) != build_id) continue;
+          main->path = candidate;
+          result.executable_named_by = "a path in its memory whose file has its build-id";
+          break;
+        }
+      }
+    }
+    if (!main->path.empty() && files.build_id && files.library_candidates)
+      name_needed_libraries(memory, headers, main->path, files);
   }
 
   for (const FoundHeader& header : headers) {

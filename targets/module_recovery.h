@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,14 +36,27 @@ struct RecoveredModules {
   std::string executable_named_by;
 };
 
+// What recovery may ask of this machine's files: the build-id (hex) of the file a process path
+// names here (under the sysroot), and the paths the libraries an executable needs may have
+// (symbols/dependencies.h), as process paths.
+struct FileFacts {
+  std::function<std::optional<std::string>(const std::string& path)> build_id;
+  std::function<std::vector<std::string>(const std::string& executable)> library_candidates;
+};
+
 // `segments`: the core's segments in any order; `memory`: what the core holds; `executable`:
 // the executable's path when the user gave one (--exe), which wins over AT_EXECFN;
 // `executable_hint`: the path an ABRT directory or apport report recorded, used when neither
-// names it.
+// names it. When none does (a core cut before its notes loses the main stack, and AT_EXECFN with
+// it), the paths of Python executables the process's data holds (sys.executable, argv[0], the
+// interpreter's configuration, in UTF-8 or UTF-32) are tried with `has_build_id` against the
+// build-id the executable's own header carries: a path is taken only when its file is that very
+// binary, never guessed. Then modules the dynamic linker's list did not name (it may be cut off
+// too) are looked for among the libraries the executable needs, by build-id the same way.
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
                                  const std::optional<std::string>& executable,
                                  const std::optional<std::string>& executable_hint,
-                                 uint64_t page_size);
+                                 uint64_t page_size, const FileFacts& files = {});
 
 }  // namespace hangpy::coreanalyze

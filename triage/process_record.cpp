@@ -207,6 +207,36 @@ Expected<ProcessRecord> process_record(const nlohmann::json& document, const std
 
 }  // namespace
 
+namespace {
+
+nlohmann::json::parser_callback_t cutting_strings(size_t& cut) {
+  return [&cut](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if ((event == nlohmann::json::parse_event_t::value || event == nlohmann::json::parse_event_t::key) &&
+        parsed.is_string()) {
+      std::string& text = parsed.get_ref<std::string&>();
+      if (text.size() > kMaxTriageString) {
+        size_t keep = kMaxTriageString;
+        while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xc0) == 0x80) --keep;  // whole characters
+        text.resize(keep);
+        text += "...";
+        text.shrink_to_fit();
+        ++cut;
+      }
+    }
+    return true;
+  };
+}
+
+}  // namespace
+
+nlohmann::json parse_bounded_json(std::istream& stream, size_t& cut) {
+  return nlohmann::json::parse(stream, cutting_strings(cut), false);
+}
+
+nlohmann::json parse_bounded_json(const std::string& text, size_t& cut) {
+  return nlohmann::json::parse(text, cutting_strings(cut), false);
+}
+
 Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
                                                        const std::string& source) {
   std::vector<ProcessRecord> records;

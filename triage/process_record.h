@@ -58,6 +58,16 @@ struct ProcessRecord {
   std::vector<std::string> deadlocks;  // the document's deadlock descriptions
 };
 
+// The longest string a triage keeps of a document: a name, a file, a description. A longer one (a
+// 100 MB thread name from a hostile core) is cut, with "..." after it.
+inline constexpr size_t kMaxTriageString = 4096;
+
+// `text` or `stream` parsed as JSON with every string value and key cut to kMaxTriageString as
+// it is parsed (the document never holds more); `cut` counts the strings cut. A discarded value
+// when it is not JSON.
+nlohmann::json parse_bounded_json(std::istream& stream, size_t& cut);
+nlohmann::json parse_bounded_json(const std::string& text, size_t& cut);
+
 // The processes of one document: an object (one process) or an array of them (coreanalyze
 // --json with several --pid). An error when it is neither, or a process has no "threads".
 Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,

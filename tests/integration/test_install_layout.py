@@ -116,13 +116,13 @@ def check_completion(prefix, checks):
     registered, no_options = complete(completion_file, [coreanalyze, "--no-"])
     checks.expect(registered == ["complete -o filenames -F _coreanalyze coreanalyze"],
                   "complete -p coreanalyze: %s" % registered)
-    checks.expect(no_options == ["--no-color", "--no-tasks"],
+    checks.expect(no_options == ["--no-color", "--no-source", "--no-tasks"],
                   "completion of --no-: %s" % no_options)
     _, triage_options = complete(completion_file, [coreanalyze, "triage", "--j"])
     checks.expect(triage_options == ["--jobs", "--json"],
                   "completion of triage --j: %s" % triage_options)
     _, collect_options = complete(completion_file, [coreanalyze, "collect", "--no-"])
-    checks.expect(collect_options == ["--no-triage"],
+    checks.expect(collect_options == ["--no-locals", "--no-triage"],
                   "completion of collect --no-: %s" % collect_options)
     with tempfile.TemporaryDirectory() as directory:
         os.mkdir(os.path.join(directory, "triage-results"))

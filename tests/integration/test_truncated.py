@@ -7,7 +7,10 @@ several points (a copy, cut shorter step by step):
 
   - gcore: just before its notes (gdb writes them after the memory): all memory is there, but
     the thread list, the file list and the auxv are gone. The modules are recovered from the ELF
-    headers in memory, and every thread's stack must equal the ground truth.
+    headers in memory, and every thread's stack must equal the ground truth. Then 0.1% short and
+    without the main stack (what a full disk or a size limit leaves): the auxiliary vector is gone
+    too, the executable is named by a path in the process's data whose file has its build-id, and
+    every thread but the main one (before 3.11: every thread) must equal the ground truth.
   - kernel core: without its last segment (the vsyscall page), then from the main thread's
     stack on: the threads whose memory is all there must equal the ground truth (before 3.11
     every thread, since frames are heap objects; from 3.11 the main thread's frame pointer
@@ -223,6 +226,11 @@ def cuts_for(kind, layout, runtime):
     cuts = []
     if kind == "gcore":
         cuts.append(("just before the notes", layout.notes[0], "all"))
+        # A disk that filled up, a size limit: the notes and the end of memory go (gcore writes
+        # the notes last, after the main stack, which holds the auxiliary vector and AT_EXECFN):
+        # the executable is then named by a path in the process's data, checked by build-id.
+        cuts.append(("0.1% short", min(layout.size - layout.size // 1000, layout.notes[0] - 1), "main"))
+        cuts.append(("without the main stack", layout.last_user_segment(), "main"))
     else:
         cuts.append(("without the vsyscall page", layout.last_segment(), "all"))
         cuts.append(("from the main stack on", layout.last_user_segment(), "main"))
@@ -258,6 +266,11 @@ def check_core(results, coreanalyze, name, kind, core, truth, workdir):
         elif whole == "none" and run.code != EXIT_TRUNCATED:
             problems.append("no stack can be read without the runtime: want exit 8, "
                             + run.describe())
+        if kind == "gcore" and whole == "main":
+            warnings = (run.document or {}).get("warnings") or []
+            if not any("the executable by" in w for w in warnings) or run.frame_count() == 0:
+                problems.append("want the executable named although the main stack is gone, and "
+                                "frames: %r" % warnings)
         if whole == "all" and kind == "gcore":
             warnings = (run.document or {}).get("warnings") or []
             if not any("the notes are missing" in w and "modules recovered" in w

@@ -111,3 +111,17 @@ TEST_F(PathResolverTest, CandidateWithoutBuildIdIsAccepted) {
 
 }  // namespace
 }  // namespace hangpy::symbols
+
+// A core names its files: under a sysroot, its ".." never climb out (issue 22).
+TEST(PathResolverConfinement, DotDotStaysUnderTheSysroot) {
+  using hangpy::symbols::lexically_rooted;
+  EXPECT_EQ(lexically_rooted("/../../etc/shadow"), "/etc/shadow");
+  EXPECT_EQ(lexically_rooted("/usr/lib/../lib64/./x.so"), "/usr/lib64/x.so");
+  EXPECT_EQ(lexically_rooted("a/../../b"), "/b");
+  EXPECT_EQ(lexically_rooted(".."), "/");
+  const hangpy::symbols::PathResolver resolver("/sysroot", {});
+  for (const std::string& candidate : resolver.candidates("/../../../etc/passwd"))
+    EXPECT_TRUE(candidate.starts_with("/sysroot/")) << candidate;
+  for (const std::string& candidate : resolver.candidates("/sysroot/../etc/passwd"))
+    EXPECT_TRUE(candidate.starts_with("/sysroot/")) << candidate;
+}

@@ -1,0 +1,26 @@
+// Whether the process a live analysis began with is still that process: a process that exits, is
+// reaped and has its PID reused, or runs exec while it is read makes reads fail in ways that look
+// like other causes ("no Python interpreter found", "not permitted"). Compared before and after a
+// failure, so that the user is told what really happened.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hangpy::coreanalyze {
+
+struct ProcessIdentity {
+  uint64_t start_time = 0;  // /proc/PID/stat's starttime: a reused PID has another
+  std::string executable;   // /proc/PID/exe's link: exec changes it
+};
+
+// nullopt when /proc/PID is gone or cannot be read.
+std::optional<ProcessIdentity> process_identity(int pid);
+
+// One line when the process is no longer the one `before` described: "process 42 exited during the
+// analysis", "... ran exec (now /usr/bin/true) during the analysis"; nullopt when it is the same
+// (or `before` was not known).
+std::optional<std::string> process_change(int pid, const std::optional<ProcessIdentity>& before);
+
+}  // namespace hangpy::coreanalyze
