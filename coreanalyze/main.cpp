@@ -68,6 +68,7 @@ int report_failure(const CoreTarget& target, const Error& error) {
     fmt::print(stderr, "coreanalyze: {}; because of it: {}\n", cause.message, error.describe());
     switch (cause.kind) {
       case InputCause::Kind::kTruncatedCore: return kExitTruncated;
+      case InputCause::Kind::kCorruptCore: return kExitBadInput;
       case InputCause::Kind::kWrongBinary: return kExitWrongBinary;
       case InputCause::Kind::kMissingBinaries: return kExitNoInterpreter;
     }

@@ -199,19 +199,26 @@ Expected<void> ElfFile::read_headers() {
 
 namespace {
 
-void append_notes(Elf_Data* data, std::vector<ElfNote>& out) {
+// The notes of one note segment; the offset in it where a note that makes no sense (a size past
+// the segment's end) stopped the reading, nullopt when every byte was read (or only padding left).
+std::optional<size_t> append_notes(Elf_Data* data, std::vector<ElfNote>& out) {
   const auto bytes = data_bytes(data);
   size_t offset = 0;
+  auto stopped = [&bytes, &offset]() -> std::optional<size_t> {
+    const auto rest = bytes.subspan(offset);
+    if (std::all_of(rest.begin(), rest.end(), [](std::byte b) { return b == std::byte{0}; })) return std::nullopt;
+    return offset;
+  };
   GElf_Nhdr header;
   size_t name_offset = 0;
   size_t desc_offset = 0;
   while (offset < bytes.size()) {
     const size_t next = gelf_getnote(data, offset, &header, &name_offset, &desc_offset);
-    if (next == 0 || next <= offset) break;
+    if (next == 0 || next <= offset) return stopped();
     // gelf_getnote checks these already; a second check costs nothing and guards the spans.
     if (name_offset > bytes.size() || bytes.size() - name_offset < header.n_namesz ||
         desc_offset > bytes.size() || bytes.size() - desc_offset < header.n_descsz) {
-      break;
+      return stopped();
     }
     ElfNote note;
     const char* name = reinterpret_cast<const char*>(bytes.data() + name_offset);
@@ -221,6 +228,7 @@ void append_notes(Elf_Data* data, std::vector<ElfNote>& out) {
     out.push_back(std::move(note));
     offset = next;
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -259,7 +267,11 @@ Expected<std::vector<ElfNote>> ElfFile::notes() const {
                                     "file: {}",
                                     path_, phdr.p_offset, phdr.p_filesz, libelf_message()));
     }
-    append_notes(data, result);
+    if (const std::optional<size_t> stopped = append_notes(data, result); stopped && !corrupt_notes_) {
+      corrupt_notes_ = fmt::format("a note at offset 0x{:x} of the note segment (file offset 0x{:x}, {} bytes) "
+                                   "claims more than the segment holds: the notes after it are ignored",
+                                   *stopped, phdr.p_offset + *stopped, phdr.p_filesz);
+    }
   }
   if (saw_note_segment) return result;
 

@@ -73,6 +73,8 @@ class ElfFile {
   // Where the last PT_NOTE segment ends in the file (0 without one): past the file's size, the
   // file was cut (gdb's gcore writes its notes after the memory).
   uint64_t notes_end() const { return notes_end_; }
+  // After notes(): why the notes were not read to their end (a corrupt note), when they were not.
+  const std::optional<std::string>& corrupt_notes() const { return corrupt_notes_; }
   // The notes of every PT_NOTE segment (for files without program headers: SHT_NOTE sections).
   // Errors: kCorrupt when a note segment lies outside the file.
   Expected<std::vector<ElfNote>> notes() const;
@@ -119,6 +121,7 @@ class ElfFile {
   std::optional<std::string> build_id_;
   std::vector<LoadSegment> load_segments_;
   uint64_t notes_end_ = 0;
+  mutable std::optional<std::string> corrupt_notes_;
 
   mutable std::once_flag named_index_once_;
   mutable std::unique_ptr<NamedSymbolIndex> named_index_;

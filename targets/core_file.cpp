@@ -73,6 +73,26 @@ std::string bounded_string(const char* chars, size_t capacity) {
 Expected<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path) {
   auto elf = symbols::ElfFile::open(path);
   if (!elf) return std::unexpected(elf.error());
+  // What the header says is checked against the file before anything is read through it: a
+  // 32-bit core, or one cut inside its program header table, is told as that, not as a process
+  // without Python.
+  Elf64_Ehdr header{};
+  if ((*elf)->file_size() >= EI_NIDENT &&
+      (*elf)->read_file_offset_unmapped(0, std::as_writable_bytes(std::span(&header, 1)).first(
+                                               std::min<size_t>(sizeof(header), (*elf)->file_size())))) {
+    if (header.e_ident[EI_CLASS] == ELFCLASS32) {
+      return make_error(ErrorKind::kInvalidInput,
+                        fmt::format("{} is a 32-bit ELF file (ELFCLASS32: an i386 or x32 process); only "
+                                    "64-bit x86-64 cores are read", path));
+    }
+    const uint64_t table_end = header.e_phoff + uint64_t{header.e_phnum} * header.e_phentsize;
+    if (header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_phnum != PN_XNUM && table_end > (*elf)->file_size()) {
+      return make_error(ErrorKind::kInvalidInput,
+                        fmt::format("{} is truncated inside its program header table: {} headers from "
+                                    "offset {} need {} bytes, the file has {}", path, header.e_phnum,
+                                    header.e_phoff, table_end, (*elf)->file_size()));
+    }
+  }
   if ((*elf)->type() != ET_CORE) {
     return make_error(ErrorKind::kInvalidInput, fmt::format("{} is {}, not a core file", path,
                                                             type_description((*elf)->type())));
@@ -120,8 +140,18 @@ void CoreFile::read_segments() {
   }
   std::sort(segments_.begin(), segments_.end(),
             [](const CoreSegment& a, const CoreSegment& b) { return a.vaddr < b.vaddr; });
-  expected_size = std::max(expected_size, elf_->notes_end());
-  if (!first_missing_address && elf_->notes_end() > file_size) {
+  // Notes take a few MB even for thousands of threads: a note segment past the file's end by more
+  // than this is a corrupt size, not a cut core.
+  constexpr uint64_t kMaxPlausibleNoteBytes = 256 << 20;
+  if (elf_->notes_end() > file_size && elf_->notes_end() - file_size > kMaxPlausibleNoteBytes) {
+    corruption_ = fmt::format("the core's notes are corrupt: its note segment claims to end at byte {}, "
+                              "past the {}-byte file by more than any notes take",
+                              elf_->notes_end(), file_size);
+    warnings_.push_back(*corruption_);
+  } else {
+    expected_size = std::max(expected_size, elf_->notes_end());
+  }
+  if (!corruption_ && !first_missing_address && elf_->notes_end() > file_size) {
     // Cut inside or before the notes only (gcore writes them last): all memory is there.
     truncation_ = fmt::format("the core is truncated at {} of {} bytes: its notes are cut off, "
                               "its memory is whole",
@@ -153,6 +183,10 @@ void CoreFile::read_notes() {
     return;
   }
   for (const symbols::ElfNote& note : *notes) read_note(note);
+  if (const auto& corrupt = elf_->corrupt_notes()) {
+    corruption_ = "the core's notes are corrupt: " + *corrupt;
+    warnings_.push_back(*corruption_);
+  }
   if (threads_.empty()) warnings_.push_back("core has no thread (NT_PRSTATUS) notes");
 }
 

@@ -105,6 +105,8 @@ class CoreFile {
   // "the core is truncated at N of M bytes: memory from 0x... on is missing (K segments)" when the
   // file is shorter than its segments say.
   const std::optional<std::string>& truncation() const { return truncation_; }
+  // "the core's notes are corrupt: ..." when a note made no sense; nullopt otherwise.
+  const std::optional<std::string>& corruption() const { return corruption_; }
 
   // Problems found while opening that still let analysis go on (one line each).
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -152,6 +154,7 @@ class CoreFile {
   uint64_t page_size_ = 4096;
   std::optional<std::map<std::string, uint64_t>> snapshot_symbols_;
   std::optional<std::string> snapshot_labels_;
+  std::optional<std::string> corruption_;
   std::optional<std::vector<std::byte>> snapshot_native_stacks_;
   std::optional<std::string> truncation_;
   bool notes_cut_ = false;

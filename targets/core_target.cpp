@@ -283,6 +283,7 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<InputCause> causes() const override {
     std::vector<InputCause> found;
     if (core_->truncation()) found.push_back({InputCause::Kind::kTruncatedCore, *core_->truncation()});
+    if (core_->corruption()) found.push_back({InputCause::Kind::kCorruptCore, *core_->corruption()});
     for (std::string& mismatch : files_.wrong_binaries())
       found.push_back({InputCause::Kind::kWrongBinary, std::move(mismatch)});
     if (missing_files_message_)

@@ -37,7 +37,7 @@ using cpython::ProcessInfo;
 // everything after it; a binary that is not the one the core ran explains wrong symbols; missing
 // binaries explain missing symbols.
 struct InputCause {
-  enum class Kind { kTruncatedCore, kWrongBinary, kMissingBinaries };
+  enum class Kind { kTruncatedCore, kCorruptCore, kWrongBinary, kMissingBinaries };
   Kind kind;
   std::string message;  // one line
 };

@@ -6,7 +6,10 @@ gives partial output or a one-line error, never a crash or an endless loop.
 
 Besides the random mutations, each core gets targeted ones: the version texts coreanalyze parses
 (sys.version in memory, libpython's file name in the NT_FILE note) rewritten with numbers too big
-for an int, which once ended coreanalyze with std::out_of_range.
+for an int, which once ended coreanalyze with std::out_of_range. And the bundled example core with
+its headers damaged as issue 22 found them (cut inside its program headers, a 32-bit class, a note
+of 4 GB, a note segment of 1 TB): exit 3 and a last line that names the damage, never "no Python
+interpreter found".
 
 Exit status: 0 passed, 1 failed, 77 no corpus or no zstd.
 """
@@ -82,6 +85,42 @@ def overflowing_version_texts(data):
     return copies
 
 
+def crafted_headers(data):
+    """(label, core, exit code, words its one line must hold): damage a header names, each told
+    as what it is, never as a process without Python (issue 22)."""
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phnum, = struct.unpack_from("<H", data, 0x38)
+    cases = [("cut inside the program headers", data[:phoff + 56 * 3 + 10], 3, "inside its program header table")]
+    x32 = bytearray(data)
+    x32[4] = 1  # ELFCLASS32
+    cases.append(("a 32-bit (ELFCLASS32) header", bytes(x32), 3, "32-bit"))
+    for index in range(phnum):
+        p_type, = struct.unpack_from("<I", data, phoff + 56 * index)
+        if p_type != 4:  # PT_NOTE
+            continue
+        offset, = struct.unpack_from("<Q", data, phoff + 56 * index + 8)
+        note = bytearray(data)
+        struct.pack_into("<I", note, offset + 4, 0xfffffff0)  # the first note's n_descsz
+        cases.append(("a note of 4 GB", bytes(note), 3, "notes are corrupt"))
+        segment = bytearray(data)
+        struct.pack_into("<Q", segment, phoff + 56 * index + 32, 1 << 40)  # p_filesz: 1 TB
+        cases.append(("a note segment of 1 TB", bytes(segment), 3, "notes are corrupt"))
+        break
+    return cases
+
+
+def run_crafted(coreanalyze, path, label, code, words):
+    try:
+        result = subprocess.run([coreanalyze, path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        return "FAIL %s: no answer in %d s" % (label, TIMEOUT_SECONDS)
+    lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    if result.returncode != code or not lines or words not in lines[-1]:
+        return "FAIL %s: exit %d, want %d and %r in the last line: %r" % (label, result.returncode, code, words, lines)
+    return None
+
+
 def run_one(coreanalyze, path, label):
     """A problem line, or None when coreanalyze ended in time with one of its own exit codes."""
     try:
@@ -128,6 +167,18 @@ def main():
                 if problem:
                     failed += 1
                     print(problem)
+        example = subprocess.run(["zstd", "-q", "-d", "-c", os.path.join(os.path.dirname(CORPUS), "..", "examples",
+                                                                          "deadlock.core.zst")],
+                                 stdout=subprocess.PIPE, check=True).stdout
+        for name, copy, code, words in crafted_headers(example):
+            path = os.path.join(workdir, "crafted")
+            with open(path, "wb") as stream:
+                stream.write(copy)
+            ran += 1
+            problem = run_crafted(args.coreanalyze, path, "the example core with " + name, code, words)
+            if problem:
+                failed += 1
+                print(problem)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     for kind in ("sys.version", "python file name"):
