@@ -101,6 +101,15 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
     };
     threads[i]["state"]["idle"] = thread.idle;
   }
+  // The roles of the threads that run no Python, where their native stacks named one.
+  if (auto others = document.find("threads_without_python"); others != document.end() && others->is_array()) {
+    for (nlohmann::json& other : *others) {
+      auto lwp = other.find("native_thread_id");
+      if (lwp == other.end() || !lwp->is_number_integer()) continue;
+      auto role = diagnosis.native_roles.find(lwp->get<int64_t>());
+      if (role != diagnosis.native_roles.end()) other["role"] = role->second;
+    }
+  }
   nlohmann::json deadlocks = nlohmann::json::array();
   for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) {
     nlohmann::json members = nlohmann::json::array();
