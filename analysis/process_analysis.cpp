@@ -48,6 +48,19 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
   return vague;
 }
 
+namespace {
+
+bool vague_in_torch(const cpython::ProcessStacks& stacks, const std::set<int64_t>& vague) {
+  for (const cpython::PythonThread& thread : stacks.threads) {
+    if (!thread.native_thread_id || !vague.contains(static_cast<int64_t>(*thread.native_thread_id))) continue;
+    for (const cpython::PythonFrame& frame : thread.frames)
+      if (frame.file.find("/torch/") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool waits_in_collective(const diagnosis::ProcessDiagnosis& diagnosis) {
   return std::any_of(diagnosis.threads.begin(), diagnosis.threads.end(), [](const diagnosis::ThreadDiagnosis& thread) {
     return thread.blocked_on.kind == diagnosis::WaitKind::kCollective;
@@ -66,7 +79,9 @@ std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::A
                                                                 diagnosis::ProcessDiagnosis& diagnosis) {
   std::optional<report::MergedStacks> used;
   std::set<int64_t> wanted = vague_threads(stacks, diagnosis);
-  const bool serving_known = waits_in_collective(diagnosis);
+  // A vague wait inside torch's Python code may be a collective its native frames will name (DDP's
+  // backward): its backend's workers are walked in the same pass, one symbol lookup for all.
+  const bool serving_known = waits_in_collective(diagnosis) || vague_in_torch(stacks, wanted);
   if (serving_known) wanted.merge(threads_without_python(stacks));
   if (!wanted.empty()) {
     used = for_diagnosis(stacks, wanted);

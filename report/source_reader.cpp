@@ -37,12 +37,6 @@ std::vector<std::string> read_lines(int fd) {
     }
   }
   if (lines.back().empty()) lines.pop_back();  // the text after the last line end, if any, is a line
-  // A source file is whatever the path named: its lines reach the terminal escaped (a '\r' at a
-  // line's end is the line end of a file written on Windows, taken off before).
-  for (std::string& line : lines) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    line = for_terminal(line);
-  }
   return lines;
 }
 
@@ -75,8 +69,9 @@ std::optional<std::string> FileSourceReader::raw_line(const std::string& file, i
   if (!lines || line_number < 1 || static_cast<size_t>(line_number) > lines->size())
     return std::nullopt;
   std::string text = (*lines)[static_cast<size_t>(line_number) - 1];
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
+  if (!text.empty() && text.back() == '\r') text.pop_back();  // a file written on Windows
+  // A source file is whatever the path named: the lines shown reach the terminal escaped.
+  return for_terminal(text);
 }
 
 std::optional<std::string> FileSourceReader::line(const std::string& file, int line_number) {
