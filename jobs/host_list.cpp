@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/split.h"
+
 namespace hangpy::coreanalyze {
 namespace {
 
@@ -49,13 +51,9 @@ Expected<void> expand_item(const std::string& item, std::vector<std::string>& ou
   const size_t close = item.find(']', open);
   const std::string prefix = item.substr(0, open);
   const std::string rest = item.substr(close + 1);
-  std::string inside = item.substr(open + 1, close - open - 1);
-  size_t start = 0;
-  while (start <= inside.size()) {
-    size_t comma = inside.find(',', start);
-    if (comma == std::string::npos) comma = inside.size();
-    const std::string range = inside.substr(start, comma - start);
-    start = comma + 1;
+  const std::string inside = item.substr(open + 1, close - open - 1);
+  for (const std::string_view part : split_on(inside, ',')) {
+    const std::string range(part);
     if (range.empty()) continue;
     const size_t dash = range.find('-');
     const std::string low_text = range.substr(0, dash);

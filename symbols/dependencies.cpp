@@ -7,6 +7,8 @@
 
 #include <memory>
 
+#include "base/split.h"
+
 namespace hangpy::symbols {
 namespace {
 
@@ -19,12 +21,9 @@ constexpr const char* kSystemDirectories[] = {"/lib/x86_64-linux-gnu", "/usr/lib
 
 std::vector<std::string> split_path_list(const std::string& list, const std::string& origin) {
   std::vector<std::string> directories;
-  size_t at = 0;
-  while (at <= list.size() && directories.size() < kMaxDirectories) {
-    size_t colon = list.find(':', at);
-    if (colon == std::string::npos) colon = list.size();
-    std::string directory = list.substr(at, colon - at);
-    at = colon + 1;
+  for (const std::string_view part : split_on(list, ':')) {
+    if (directories.size() == kMaxDirectories) break;
+    std::string directory(part);
     for (const char* token : {"$ORIGIN", "${ORIGIN}"}) {
       for (size_t found = directory.find(token); found != std::string::npos; found = directory.find(token))
         directory.replace(found, std::string(token).size(), origin);

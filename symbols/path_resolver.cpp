@@ -4,18 +4,14 @@
 
 #include <string_view>
 
+#include "base/split.h"
 #include "symbols/elf_file.h"
 
 namespace hangpy::symbols {
 
 std::string lexically_rooted(std::string_view path) {
   std::vector<std::string_view> parts;
-  size_t at = 0;
-  while (at <= path.size()) {
-    size_t slash = path.find('/', at);
-    if (slash == std::string_view::npos) slash = path.size();
-    const std::string_view part = path.substr(at, slash - at);
-    at = slash + 1;
+  for (const std::string_view part : split_on(path, '/')) {
     if (part.empty() || part == ".") continue;
     if (part == "..") {
       if (!parts.empty()) parts.pop_back();

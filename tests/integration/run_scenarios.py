@@ -178,6 +178,27 @@ def scenario_workdir(interpreter, prefix):
     return tempfile.mkdtemp(prefix=prefix, dir=parent)
 
 
+def check_in_workdirs(names, results, prefix, label, case):
+    """For each installed interpreter of `names`: case(interpreter, workdir) -> problems, checked
+    as `label % name`, in a scenario_workdir removed after."""
+    for name, interpreter in interpreters.each_installed(names, results):
+        workdir = scenario_workdir(interpreter, prefix)
+        try:
+            results.check(label % name, case(interpreter, workdir))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def json_of(argv, problems, timeout=60):
+    """The JSON document `argv` prints, or None with a problem when it fails."""
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if result.returncode != 0:
+        problems.append("%s: exit %d: %s" % (" ".join(argv[1:]), result.returncode,
+                                             result.stderr.decode("utf-8", "replace")[-400:]))
+        return None
+    return json.loads(result.stdout.decode("utf-8"))
+
+
 # gdb 13's gcore of a process in a chroot saves parts of the other threads' stacks as zeros (the
 # same addresses read fine from /proc/PID/mem and from a kernel core), which cuts their Python
 # frames short. The kernel core of the same scenario covers it.

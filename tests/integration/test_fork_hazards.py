@@ -40,12 +40,7 @@ RUN_TIMEOUT = 60
 
 
 def run_json(argv, problems):
-    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
-    if result.returncode != 0:
-        problems.append("%s: exit %d: %s" % (" ".join(argv[1:]), result.returncode,
-                                             result.stderr.decode("utf-8", "replace")[-400:]))
-        return None
-    return json.loads(result.stdout.decode("utf-8"))
+    return run_scenarios.json_of(argv, problems, RUN_TIMEOUT)
 
 
 def check_child(document, truth, problems):
@@ -198,14 +193,10 @@ def main():
             results.report("FAIL", "OpenMP pool lost at fork: %s" % error)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-fork-")
-        try:
-            results.check("%s: a lock held by another thread at fork: the child's wait, the parent's "
-                          "holder, the triage's first line" % name,
-                          one_interpreter(args.coreanalyze, interpreter, workdir))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+    run_scenarios.check_in_workdirs(
+        args.interpreter or NAMES, results, "hangpy-fork-",
+        "%s: a lock held by another thread at fork: the child's wait, the parent's holder, the triage's first line",
+        lambda interpreter, workdir: one_interpreter(args.coreanalyze, interpreter, workdir))
     return results.finish(skip_when_none_ran=True)
 
 

@@ -10,10 +10,7 @@ which end before its children read):
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
-import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -28,13 +25,8 @@ RUN_TIMEOUT = 60
 
 
 def main_thread_wait(coreanalyze, pid, problems):
-    result = subprocess.run([coreanalyze, "--pid", str(pid), "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
-    try:
-        threads = json.loads(result.stdout.decode("utf-8", "replace"))["threads"]
-    except (ValueError, KeyError):
-        problems.append("--pid %d: exit %d: %s" % (pid, result.returncode, result.stderr.decode()[-300:]))
-        return ""
+    document = run_scenarios.json_of([coreanalyze, "--pid", str(pid), "--json"], problems, RUN_TIMEOUT)
+    threads = (document or {}).get("threads") or []
     return ((threads[0].get("blocked_on") or {}).get("description") or "") if threads else ""
 
 
@@ -66,13 +58,9 @@ def one_interpreter(coreanalyze, interpreter, workdir):
 def main():
     args = interpreters.driver_arguments(__doc__)
     results = Results()
-    for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-pipes-")
-        try:
-            results.check("%s: who holds the other end of a pipe a read waits on" % name,
-                          one_interpreter(args.coreanalyze, interpreter, workdir))
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+    run_scenarios.check_in_workdirs(
+        args.interpreter or NAMES, results, "hangpy-pipes-", "%s: who holds the other end of a pipe a read waits on",
+        lambda interpreter, workdir: one_interpreter(args.coreanalyze, interpreter, workdir))
     return results.finish(skip_when_none_ran=True)
 
 
