@@ -37,7 +37,23 @@ RAW = (b"\x1b", b"\x07", b"\xc2\x9b")
 NOBODY = 65534
 
 
+def sanitized(binary):
+    """Whether `binary` is built with AddressSanitizer, which reserves terabytes of address space
+    for its shadow and so cannot run under an address-space limit."""
+    with open(binary, "rb") as stream:
+        return b"__asan_init" in stream.read()
+
+
+SANITIZED = False  # set in main()
+
+
 def limited(argv):
+    """`argv` under a memory bound: an address-space limit, or ASan's own RSS limit for a
+    sanitized build."""
+    if SANITIZED:
+        options = os.environ.get("ASAN_OPTIONS", "")
+        return ["env", "ASAN_OPTIONS=%s%shard_rss_limit_mb=%d" % (options, ":" if options else "",
+                                                                   ADDRESS_SPACE_LIMIT >> 20)] + argv
     return ["prlimit", "--as=%d" % ADDRESS_SPACE_LIMIT, "--"] + argv
 
 
@@ -84,6 +100,8 @@ def main():
     if not os.access(PYTHON, os.X_OK) or shutil.which("prlimit") is None:
         results.report("SKIP", "hostile names", ["%s or prlimit is missing" % PYTHON])
         return results.finish(skip_when_none_ran=True)
+    global SANITIZED
+    SANITIZED = sanitized(args.coreanalyze)
     as_nobody = os.geteuid() == 0 and shutil.which("setpriv") is not None
     workdir = tempfile.mkdtemp(prefix="hangpy-hostile-")
     os.chmod(workdir, 0o777)
