@@ -233,6 +233,32 @@ std::optional<size_t> append_notes(Elf_Data* data, std::vector<ElfNote>& out) {
 
 }  // namespace
 
+ElfFile::Dependencies ElfFile::dependencies() const {
+  constexpr size_t kMaxNeeded = 64;
+  Elf* elf = handles_->elf;
+  Dependencies found;
+  std::string rpath;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_DYNAMIC || shdr.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr) break;
+    for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Dyn entry;
+      if (gelf_getdyn(data, static_cast<int>(i), &entry) == nullptr || entry.d_tag == DT_NULL) break;
+      if (entry.d_tag != DT_NEEDED && entry.d_tag != DT_RUNPATH && entry.d_tag != DT_RPATH) continue;
+      const char* text = elf_strptr(elf, shdr.sh_link, entry.d_un.d_val);
+      if (text == nullptr) continue;
+      if (entry.d_tag == DT_NEEDED && found.needed.size() < kMaxNeeded) found.needed.emplace_back(text);
+      if (entry.d_tag == DT_RUNPATH) found.run_path = text;
+      if (entry.d_tag == DT_RPATH) rpath = text;
+    }
+    break;
+  }
+  if (found.run_path.empty()) found.run_path = rpath;  // DT_RUNPATH wins, as for the dynamic linker
+  return found;
+}
+
 std::optional<uint64_t> ElfFile::section_address(std::string_view name) const {
   Elf* elf = handles_->elf;
   size_t names = 0;

@@ -75,6 +75,14 @@ class ElfFile {
   uint64_t notes_end() const { return notes_end_; }
   // After notes(): why the notes were not read to their end (a corrupt note), when they were not.
   const std::optional<std::string>& corrupt_notes() const { return corrupt_notes_; }
+  // The DT_NEEDED names of its dynamic section, in order, and its DT_RUNPATH (else DT_RPATH),
+  // unexpanded; both empty for a file without a dynamic section. At most 64 names.
+  struct Dependencies {
+    std::vector<std::string> needed;
+    std::string run_path;
+  };
+  Dependencies dependencies() const;
+
   // The notes of every PT_NOTE segment (for files without program headers: SHT_NOTE sections).
   // Errors: kCorrupt when a note segment lies outside the file.
   Expected<std::vector<ElfNote>> notes() const;

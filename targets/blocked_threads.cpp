@@ -13,13 +13,11 @@
 namespace hangpy::coreanalyze {
 namespace {
 
-// The one-letter state of /proc/PID/task/TID/stat: after the last ')' (the command may hold any).
+// The one-letter state of /proc/PID/task/TID/stat.
 std::optional<char> thread_state(int pid, int64_t lwp) {
-  auto text = read_proc_file(fmt::format("/proc/{}/task/{}/stat", pid, lwp));
-  if (!text) return std::nullopt;
-  const size_t paren = text->rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text->size()) return std::nullopt;
-  return (*text)[paren + 2];
+  auto fields = read_proc_stat(fmt::format("/proc/{}/task/{}/stat", pid, lwp));
+  if (!fields) return std::nullopt;
+  return fields->front()[0];
 }
 
 // The first field of schedstat: nanoseconds on the CPU (absent without CONFIG_SCHED_INFO).

@@ -572,7 +572,9 @@ std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions&
     std::vector<std::string> candidates;
     const std::optional<std::string> host = resolver.resolve(executable);
     if (!host) return candidates;
-    for (std::string candidate : symbols::library_candidates(*host)) {
+    auto file = symbols::ElfFile::open(*host);
+    if (!file) return candidates;
+    for (std::string candidate : symbols::library_candidates(**file)) {
       if (!options.sysroot.empty() && candidate.starts_with(options.sysroot + "/"))
         candidate.erase(0, options.sysroot.size());
       candidates.push_back(std::move(candidate));

@@ -119,14 +119,10 @@ std::optional<int> access_mode(int pid, int fd) {
 }
 
 std::optional<int> parent_of(int pid) {
-  auto stat = read_proc_file(fmt::format("/proc/{}/stat", pid));
-  if (!stat) return std::nullopt;
-  const size_t close = stat->rfind(')');  // the command may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat->substr(close + 1));
-  std::string state;
-  int parent = 0;
-  if (!(fields >> state >> parent) || parent <= 0) return std::nullopt;
+  auto fields = read_proc_stat(fmt::format("/proc/{}/stat", pid));
+  if (!fields || fields->size() < 2) return std::nullopt;
+  const std::optional<int> parent = parse_decimal<int>((*fields)[1]);
+  if (!parent || *parent <= 0) return std::nullopt;
   return parent;
 }
 

@@ -398,18 +398,9 @@ void LiveTargetImpl::fill_process_info() {
     std::replace(arguments->begin(), arguments->end(), '\0', ' ');
     process_.arguments = *arguments;
   }
-  // The fields after the command, which is in parentheses and may hold anything.
-  if (auto stat = read_proc_file(fmt::format("/proc/{}/stat", pid_))) {
-    const size_t close = stat->rfind(')');
-    if (close != std::string::npos) {
-      std::istringstream rest(stat->substr(close + 1));
-      char state = 0;
-      long long parent = 0;
-      if (rest >> state >> parent) {
-        process_.state = state;
-        process_.parent_pid = parent;
-      }
-    }
+  if (auto fields = read_proc_stat(fmt::format("/proc/{}/stat", pid_)); fields && fields->size() >= 2) {
+    process_.state = fields->front()[0];
+    if (auto parent = parse_decimal<int64_t>((*fields)[1])) process_.parent_pid = *parent;
   }
   if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
     std::istringstream lines(*status);

@@ -4,10 +4,16 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hangpy::coreanalyze {
 
 // The file's bytes (at most 64 MiB); nullopt when it cannot be opened (errno says why).
 std::optional<std::string> read_proc_file(const std::string& path);
+
+// The fields of a /proc/PID/stat (or task/TID/stat) file after the command, which is in
+// parentheses and may hold spaces and ')': [0] is the state letter (field 3), [1] the parent
+// (field 4), [19] the start time (field 22). nullopt when the file cannot be read or parsed.
+std::optional<std::vector<std::string>> read_proc_stat(const std::string& path);
 
 }  // namespace hangpy::coreanalyze

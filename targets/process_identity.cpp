@@ -3,32 +3,23 @@
 #include <unistd.h>
 
 #include <array>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/parse_number.h"
 #include "base/printable.h"
 #include "targets/proc_file.h"
 
 namespace hangpy::coreanalyze {
 namespace {
 
-// The state letter and starttime of /proc/PID/stat (fields 3 and 22), after the command, which
-// may hold spaces and parentheses.
+// The state letter and starttime of /proc/PID/stat (fields 3 and 22).
 std::optional<std::pair<char, uint64_t>> state_and_start(int pid) {
-  auto stat = read_proc_file(fmt::format("/proc/{}/stat", pid));
-  if (!stat) return std::nullopt;
-  const size_t close = stat->rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat->substr(close + 1));
-  std::string field;
-  char state = '?';
-  uint64_t start = 0;
-  for (int number = 3; number <= 22 && fields >> field; ++number) {
-    if (number == 3) state = field.empty() ? '?' : field[0];
-    if (number == 22) start = std::stoull(field);
-  }
-  return std::pair{state, start};
+  auto fields = read_proc_stat(fmt::format("/proc/{}/stat", pid));
+  if (!fields || fields->size() < 20) return std::nullopt;
+  const std::optional<uint64_t> start = parse_decimal<uint64_t>((*fields)[19]);
+  if (!start) return std::nullopt;
+  return std::pair{fields->front()[0], *start};
 }
 
 std::string executable_of(int pid) {

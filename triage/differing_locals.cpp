@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "triage/labels.h"
+#include "triage/place.h"
 
 namespace hangpy::triage {
 namespace {
@@ -33,11 +34,6 @@ bool same_function(const Frame& a, const Frame& b) { return a.function == b.func
 // nothing about why one is stuck.
 bool comparable(const std::string& repr) {
   return repr.find("0x") == std::string::npos && repr.size() <= kMaxValueLength;
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string list_values(const std::vector<std::pair<std::string, std::string>>& values) {
