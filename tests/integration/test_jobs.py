@@ -218,6 +218,20 @@ def pictures_case(results, coreanalyze, directory, workdir):
         test_triage.check_html_in_chromium(results, html, workdir)
 
 
+def worker_problems(out_dir, ranks, names):
+    """Each named rank's collective is run by gloo's worker thread, which waits for a peer: its
+    collected document names that worker."""
+    problems = []
+    for name in names:
+        with open(os.path.join(out_dir, "n", "%d.json" % ranks[name])) as stream:
+            rank_document = json.load(stream)
+        main = [t for t in rank_document["threads"] if (t.get("state") or {}).get("main_thread")]
+        blocked = (main[0].get("blocked_on") or {}) if main else {}
+        if not blocked.get("worker_native_thread_id") or "peer" not in (blocked.get("worker_waits") or ""):
+            problems.append("%s: its collective's gloo worker is not named: %r" % (name, blocked))
+    return problems
+
+
 def torchrun_case(results, coreanalyze, workdir):
     line = marker_line("job_allreduce_hang.py", "ODD-RANK-WAITS")
     torchrun = shutil.which("torchrun")
@@ -240,6 +254,9 @@ def torchrun_case(results, coreanalyze, workdir):
             problems.append("collected %s: want the agent %d and the ranks %s" % (collected, job.pid, sorted(ranks.values())))
         document, lines, more, seconds = triage(coreanalyze, [out_dir])
         problems += more + verdict_problems(document, wants, odd_pid, len(collected))
+        # The 7 in all_reduce: the gloo worker running it named (a job the wording was not made on).
+        problems += worker_problems(out_dir, ranks, ["rank%d" % rank for rank in range(TORCHRUN_RANKS)
+                                                     if rank != TORCHRUN_ODD])
         if document is not None:
             agents = [p for p in document["processes"] if p["pid"] == job.pid]
             if not agents or agents[0].get("role") != "elastic agent":
@@ -331,15 +348,7 @@ def ddp_case(results, coreanalyze, workdir):
                  "others: batches = %d, batch = %d" % (DDP_ODD, ddp_batches - 1, ddp_batches - 2, ddp_batches,
                                                        ddp_batches - 1)]
         problems += more + verdict_problems(document, wants, odd_pid, len(pids_of(out_dir)))
-        # Each rank's collective is run by gloo's worker thread, which waits for a peer: named.
-        for rank in range(DDP_RANKS):
-            pid = ranks["rank%d" % rank]
-            with open(os.path.join(out_dir, "n", "%d.json" % pid)) as stream:
-                rank_document = json.load(stream)
-            main = [t for t in rank_document["threads"] if (t.get("state") or {}).get("main_thread")]
-            blocked = (main[0].get("blocked_on") or {}) if main else {}
-            if not blocked.get("worker_native_thread_id") or "peer" not in (blocked.get("worker_waits") or ""):
-                problems.append("rank %d: its collective's gloo worker is not named: %r" % (rank, blocked))
+        problems += worker_problems(out_dir, ranks, ["rank%d" % rank for rank in range(DDP_RANKS)])
         results.check("DDP 3 ranks, uneven batches: collect (%.1f s) + triage DIR (%.2f s): %s"
                       % (collect_seconds, seconds, document["verdict"] if document else ""), problems)
         # The snapshot cores alone carry no binary of libtorch: the native stacks the diagnosis
