@@ -48,11 +48,11 @@ std::optional<NativeRole> native_role(const native::MergedStack& stack) {
       if (has(symbol, "watchdog") || has(symbol, "workcleanuploop"))
         return NativeRole{"NCCL's watchdog (checks the collectives' progress)", "", false, "NCCL"};
     }
-    if (module.starts_with("libgomp")) return NativeRole{"an OpenMP (libgomp) pool worker", "", false};
-    if (module.starts_with("libiomp")) return NativeRole{"an OpenMP (Intel libiomp) pool worker", "", false};
-    if (module.starts_with("libomp")) return NativeRole{"an OpenMP (LLVM libomp) pool worker", "", false};
-    if (module.starts_with("libopenblas")) return NativeRole{"an OpenBLAS pool worker", "", false};
-    if (module.starts_with("libcuda")) return NativeRole{"a CUDA driver thread", "", false};
+    if (module.starts_with("libgomp")) return NativeRole{"an OpenMP (libgomp) pool worker", "", false, ""};
+    if (module.starts_with("libiomp")) return NativeRole{"an OpenMP (Intel libiomp) pool worker", "", false, ""};
+    if (module.starts_with("libomp")) return NativeRole{"an OpenMP (LLVM libomp) pool worker", "", false, ""};
+    if (module.starts_with("libopenblas")) return NativeRole{"an OpenBLAS pool worker", "", false, ""};
+    if (module.starts_with("libcuda")) return NativeRole{"a CUDA driver thread", "", false, ""};
   }
   return std::nullopt;
 }
