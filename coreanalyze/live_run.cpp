@@ -23,6 +23,7 @@
 #include "cpython/asyncio_tasks.h"
 #include "targets/snapshot_writer.h"
 #include "targets/thread_pointers.h"
+#include "targets/thread_times.h"
 #include "cpython/analyzer.h"
 
 namespace hangpy::coreanalyze {
@@ -55,6 +56,10 @@ struct LiveRead {
   size_t threads_in_syscall = 0;  // read in their system calls, never stopped
   std::vector<int64_t> moved;     // of those, the ones that ran while read, every time
   int reads = 0;                  // how many times the stacks were read
+  // The time axis: when the stacks were read (Unix seconds) and each thread's CPU time and I/O,
+  // read just after the process was released (reading /proc for each thread would lengthen the stop).
+  double taken_at = 0;
+  std::map<int64_t, ThreadTime> times;
 };
 
 double milliseconds(std::chrono::nanoseconds duration) {
@@ -163,6 +168,7 @@ std::string snapshot_path_for(const CommandLine& line, int pid) {
 // Writes the snapshot of a live process from the pages `recording` kept. The process's own
 // files (through /proc/PID/root) are never overwritten.
 Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& live,
+                                   const report::AnalysedInput& input,
                                    const RecordingTarget& recording,
                                    const StoppedProcess* stopped,
                                    const report::Environment& labels,
@@ -174,7 +180,7 @@ Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& li
   if (auto ok = check_not_an_input(path, process_files); !ok) return ok;
   static const std::vector<StoppedProcess::RegisterSet> kNoRegisters;
   SnapshotProcess process = live_snapshot_process(
-      live.process(), stopped ? stopped->register_sets() : kNoRegisters, live.threads());
+      input.process, stopped ? stopped->register_sets() : kNoRegisters, input.threads);
   process.label_variables = labels;
   if (native) process.native_stacks = recorded_native_stacks(*native);
   return write_snapshot(path, process, recording);
@@ -252,7 +258,9 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
   const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(line.hold_stopped_ms);
   while (out.stopped && !out.stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  read.taken_at = unix_time_now();
   if (out.stopped) read.stopped_for = out.stopped->release();
+  read.times = read_thread_times(pid);
   // A stop past --max-stop was undone at once, from the timer's handler; what was read is
   // dropped and the run ends with its own exit code.
   if (out.stopped && out.stopped->timed_out()) {
@@ -309,6 +317,9 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   report::AnalysedInput input;
   input.core = fmt::format("pid {}", pid);
   input.process = live.process();
+  input.process.taken_at = read.taken_at;
+  input.threads = live.threads();
+  add_thread_times(input.threads, read.times);
   for (const auto& module : live.modules()) input.modules.push_back(module.path);
   input.warnings = live.warnings();
   input.environment = live_environment(pid);
@@ -322,7 +333,7 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   if (line.snapshot_path) {
     snapshot_path = snapshot_path_for(line, pid);
     const auto& unwound = merged ? merged : for_diagnosis;
-    if (auto written = write_live_snapshot(snapshot_path, live, *read_out.recording, read_out.stopped.get(),
+    if (auto written = write_live_snapshot(snapshot_path, live, input, *read_out.recording, read_out.stopped.get(),
                                            input.environment.variables, unwound ? &*unwound : nullptr);
         !written)
       snapshot_error = written.error();

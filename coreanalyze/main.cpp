@@ -53,6 +53,7 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreIn
   input.environment = core_environment(target, unwrapped);
   input.core = given_core;
   input.process = target.process();
+  input.threads = target.threads();
   for (const auto& module : target.modules()) input.modules.push_back(module.path);
   input.warnings = unwrapped.warnings;
   input.warnings.insert(input.warnings.end(), target.warnings().begin(), target.warnings().end());

@@ -24,6 +24,11 @@ struct NativeThread {
   // blocking call (futex, wait4, epoll_wait...) shows it here.
   int64_t syscall = -1;
   std::array<uint64_t, 6> syscall_arguments{};
+  // The time axis (two looks compared: did it run, did it move data?): CPU time used so far, user
+  // and system, and bytes read and written through system calls (/proc's rchar + wchar), where the
+  // target tells them (a live process; a core's NT_PRSTATUS has the CPU time).
+  std::optional<double> cpu_seconds{};
+  std::optional<uint64_t> io_bytes{};
 };
 
 // A file mapped into the target (an executable or a shared library).
@@ -57,6 +62,8 @@ struct ProcessInfo {
   std::optional<uint32_t> uid;
   std::optional<uint32_t> gid;
   std::optional<char> state;  // the process state letter at dump time (R, S, D, T, t, Z, ...)
+  // When the look was taken, in Unix time (seconds): a live read's stop; a snapshot records it.
+  std::optional<double> taken_at{};
 };
 
 // A range of the target's memory.

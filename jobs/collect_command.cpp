@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -222,10 +223,16 @@ bool has_triage(const std::string& self) {
 
 int finish(const CollectOptions& options, const std::string& self, int exit_code) {
   if (options.triage && has_triage(self)) {
-    fmt::print(stderr, "coreanalyze collect: coreanalyze triage {}\n", options.output_dir);
+    // The verdict stays beside what it was drawn from (DIR/triage.txt), for whoever reads the
+    // directory later: a capture made by a trap or by `watch` has no one watching its output.
+    const std::string saved = (fs::path(options.output_dir) / "triage.txt").string();
+    fmt::print(stderr, "coreanalyze collect: coreanalyze triage {} (kept in {})\n", options.output_dir, saved);
     std::fflush(stderr);
-    ChildResult triage = run_child({{self, "triage", options.output_dir}, std::nullopt, false},
+    ChildResult triage = run_child({{self, "triage", options.output_dir}, saved, false},
                                    std::chrono::hours(1));
+    std::ifstream verdict(saved);
+    std::cout << verdict.rdbuf();
+    std::cout.flush();
     (void)triage;
   } else {
     fmt::print(stderr, "coreanalyze collect: results in {} (NODE/PID.json, NODE/manifest.json, "

@@ -76,6 +76,14 @@ void drop_cores_with_json(const std::vector<std::string>& files, std::vector<std
                                 "the cores to read them instead)", cores));
 }
 
+// What collect and watch write into a directory beside the results (the verdict, the looks taken
+// before a capture): no inputs, and no note that they were skipped.
+bool is_written_beside_inputs(const fs::path& file) {
+  static const std::set<std::string> kNames{"triage.txt", "triage.html", "triage.svg", "triage.dot",
+                                            "looks.jsonl", "watch.txt"};
+  return kNames.contains(file.filename().string());
+}
+
 Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool in_directory,
                                                   std::vector<std::string>& notes) {
   std::error_code error;
@@ -97,7 +105,7 @@ Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool 
         }
         continue;
       }
-      if (it->is_regular_file()) files.push_back(it->path().string());
+      if (it->is_regular_file() && !is_written_beside_inputs(it->path())) files.push_back(it->path().string());
     }
     if (error) return make_error(ErrorKind::kIo, fmt::format("{}: {}", path, error.message()));
     std::sort(files.begin(), files.end());

@@ -2,6 +2,9 @@
 
 #include "report/process_facts.h"
 
+#include <algorithm>
+#include <ctime>
+
 namespace hangpy::report {
 namespace {
 
@@ -43,6 +46,37 @@ nlohmann::json thread_to_json(const cpython::PythonThread& thread) {
   };
 }
 
+// "2026-11-26T12:00:01.250Z"
+std::string utc_text(double unix_seconds) {
+  const auto whole = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  if (gmtime_r(&whole, &utc) == nullptr) return {};
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  const int milliseconds = static_cast<int>((unix_seconds - static_cast<double>(whole)) * 1000);
+  return fmt::format("{}.{:03d}Z", text, std::clamp(milliseconds, 0, 999));
+}
+
+// The time axis: when the look was taken and how much CPU time (and I/O) each thread had used by
+// then, so that two looks at the same process can be compared later, anywhere (coreanalyze diff).
+nlohmann::json look_to_json(const AnalysedInput& input) {
+  nlohmann::json threads = nlohmann::json::array();
+  double total = 0;
+  bool every_cpu_known = !input.threads.empty();
+  for (const cpython::NativeThread& thread : input.threads) {
+    if (thread.cpu_seconds) total += *thread.cpu_seconds;
+    else every_cpu_known = false;
+    threads.push_back({{"native_thread_id", thread.lwp},
+                       {"cpu_seconds", thread.cpu_seconds ? nlohmann::json(*thread.cpu_seconds) : nullptr},
+                       {"io_bytes", thread.io_bytes ? nlohmann::json(*thread.io_bytes) : nullptr}});
+  }
+  const auto& taken_at = input.process.taken_at;
+  return {{"taken_at", taken_at ? nlohmann::json(utc_text(*taken_at)) : nullptr},
+          {"unix_time", taken_at ? nlohmann::json(*taken_at) : nullptr},
+          {"cpu_seconds", every_cpu_known ? nlohmann::json(total) : nullptr},
+          {"threads", std::move(threads)}};
+}
+
 }  // namespace
 
 nlohmann::json process_document(const AnalysedInput& input, const cpython::ProcessStacks& stacks) {
@@ -79,6 +113,7 @@ nlohmann::json process_document(const AnalysedInput& input, const cpython::Proce
       {"notes", stacks.notes},
       {"threads", std::move(threads)},
       {"threads_without_python", std::move(without_python)},
+      {"look", look_to_json(input)},
   };
   add_process_facts(document["process"], process, stacks);
   add_process_labels(document["process"], process, input.environment, &stacks);

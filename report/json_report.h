@@ -20,6 +20,7 @@ struct AnalysedInput {
   std::vector<std::string> modules;   // the mapped files, as the target records them
   std::vector<std::string> warnings;  // the target's own problems (missing files, truncation)
   ProcessEnvironment environment;     // the label variables and the host, for "process"
+  std::vector<cpython::NativeThread> threads;  // the OS threads, with their CPU time where known
 };
 
 // The whole document: threads with frames outermost first (traceback order), as documented.

@@ -29,6 +29,11 @@ inline constexpr uint32_t kSnapshotLabelsNoteType = 0x48505902;
 // diagnosis would fall back to "a system call" where the original said "DDP's all_reduce".
 inline constexpr uint32_t kSnapshotNativeNoteType = 0x48505903;
 
+// When the snapshot's look was taken: Unix time in nanoseconds, then for each thread whose CPU
+// time was known its id and CPU time in nanoseconds (all 8-byte little-endian), so that two
+// snapshots of a job can be compared later (coreanalyze diff) on any machine.
+inline constexpr uint32_t kSnapshotLookNoteType = 0x48505904;
+
 using SnapshotSymbols = std::map<std::string, uint64_t>;
 
 // Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.

@@ -183,6 +183,10 @@ void CoreFile::read_notes() {
     return;
   }
   for (const symbols::ElfNote& note : *notes) read_note(note);
+  for (CoreThread& thread : threads_) {
+    if (auto recorded = recorded_cpu_ns_.find(thread.lwp); recorded != recorded_cpu_ns_.end())
+      thread.cpu_seconds = static_cast<double>(recorded->second) / 1e9;
+  }
   if (const auto& corrupt = elf_->corrupt_notes()) {
     corruption_ = "the core's notes are corrupt: " + *corrupt;
     warnings_.push_back(*corruption_);
@@ -193,6 +197,19 @@ void CoreFile::read_notes() {
 void CoreFile::read_note(const symbols::ElfNote& note) {
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotLabelsNoteType) {
     snapshot_labels_ = std::string(reinterpret_cast<const char*>(note.desc.data()), note.desc.size());
+    return;
+  }
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotLookNoteType) {
+    // Unix time in ns, then (thread id, CPU time in ns) pairs; a note of another size is ignored.
+    const auto u64_at = [&](size_t index) {
+      uint64_t value = 0;
+      std::memcpy(&value, note.desc.data() + index * 8, 8);
+      return value;
+    };
+    if (note.desc.size() < 8 || note.desc.size() % 16 != 8) return;
+    taken_at_ = static_cast<double>(u64_at(0)) / 1e9;
+    for (size_t pair = 0; pair < note.desc.size() / 16; ++pair)
+      recorded_cpu_ns_[static_cast<int64_t>(u64_at(1 + 2 * pair))] = u64_at(2 + 2 * pair);
     return;
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotNativeNoteType) {
@@ -238,6 +255,10 @@ void CoreFile::read_prstatus(std::span<const std::byte> desc) {
   CoreThread thread;
   thread.lwp = status->pr_pid;
   thread.current_signal = status->pr_cursig;
+  // gcore leaves the times 0: then they are unknown, not "never ran".
+  const auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + time.tv_usec / 1e6; };
+  const double cpu = seconds(status->pr_utime) + seconds(status->pr_stime);
+  if (cpu > 0 && cpu < 1e12) thread.cpu_seconds = cpu;
   std::memcpy(&thread.registers, &status->pr_reg, sizeof(thread.registers));
   threads_.push_back(thread);
 }

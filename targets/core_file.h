@@ -36,6 +36,7 @@ struct CoreThread {
   int64_t lwp = 0;
   int current_signal = 0;
   user_regs_struct registers{};  // all general registers, including fs_base
+  std::optional<double> cpu_seconds{};  // user + system time (the kernel's cores; gcore writes 0s)
 };
 
 // One NT_FILE entry: [start, end) maps `path` from byte `file_offset` on.
@@ -67,6 +68,9 @@ class CoreFile {
   std::optional<uint32_t> uid() const { return uid_; }
   std::optional<uint32_t> gid() const { return gid_; }
   std::optional<char> state() const { return state_; }
+  // When a snapshot's look was taken (Unix seconds; symbols::kSnapshotLookNoteType); a kernel's or
+  // gcore's core does not say.
+  std::optional<double> taken_at() const { return taken_at_; }
 
   // NT_AUXV as (AT_* key, value) pairs, in note order, without the AT_NULL terminator.
   const std::vector<std::pair<uint64_t, uint64_t>>& auxv() const { return auxv_; }
@@ -148,6 +152,8 @@ class CoreFile {
   std::optional<uint32_t> uid_;
   std::optional<uint32_t> gid_;
   std::optional<char> state_;
+  std::optional<double> taken_at_;
+  std::map<int64_t, uint64_t> recorded_cpu_ns_;  // a snapshot's look note: thread -> CPU time
   std::vector<std::pair<uint64_t, uint64_t>> auxv_;
   std::optional<std::string> execfn_;
   std::vector<FileMapping> file_mappings_;

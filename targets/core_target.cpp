@@ -334,6 +334,7 @@ class CoreTargetImpl final : public CoreTarget {
       cpython::NativeThread native{thread.lwp, regs.fs_base, regs.rip, regs.rsp};
       native.syscall = static_cast<int64_t>(regs.orig_rax);
       native.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+      native.cpu_seconds = thread.cpu_seconds;
       result.push_back(native);
     }
     return result;
@@ -525,6 +526,7 @@ void CoreTargetImpl::fill_process_info() {
   process_.uid = core_->uid();
   process_.gid = core_->gid();
   process_.state = core_->state();
+  process_.taken_at = core_->taken_at();
   if (!process_.signal && !threads.empty() && threads.front().current_signal != 0) {
     process_.signal = threads.front().current_signal;
   }

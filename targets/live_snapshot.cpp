@@ -37,7 +37,9 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
     // A thread read in its system call has no fs_base of its own: the one found for it
     // (thread_pointers.h), which `threads` holds.
     for (const cpython::NativeThread& known : threads) {
-      if (known.lwp == set.lwp && thread.registers.fs_base == 0) thread.registers.fs_base = known.fs_base;
+      if (known.lwp != set.lwp) continue;
+      if (thread.registers.fs_base == 0) thread.registers.fs_base = known.fs_base;
+      thread.cpu_seconds = known.cpu_seconds;
     }
     process.threads.push_back(thread);
   }
@@ -47,6 +49,7 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
       known.registers.rip = thread.pc;
       known.registers.rsp = thread.sp;
       known.registers.orig_rax = static_cast<uint64_t>(thread.syscall);
+      known.cpu_seconds = thread.cpu_seconds;
       process.threads.push_back(known);
     }
   }

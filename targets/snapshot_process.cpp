@@ -16,6 +16,7 @@ SnapshotProcess snapshot_process_of(const CoreFile& core) {
   process.facts.uid = core.uid();
   process.facts.gid = core.gid();
   process.facts.state = core.state();
+  process.facts.taken_at = core.taken_at();
   process.auxv = core.auxv();
   process.file_mappings = core.file_mappings();
   process.protection_at = [&core](uint64_t address) -> uint32_t {

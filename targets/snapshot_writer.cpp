@@ -102,6 +102,18 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   append_note(notes, "CORE", NT_FILE, files);
   append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSymbolsNoteType,
               symbols::encode_snapshot_symbols(recorded.symbols()));
+  if (facts.taken_at) {
+    // The CPU times go here, not in NT_PRSTATUS: there 0 means "not recorded" (gcore's), while a
+    // thread that slept since it started has used 0 s.
+    std::vector<std::byte> look;
+    append_u64(look, static_cast<uint64_t>(*facts.taken_at * 1e9));
+    for (const CoreThread& thread : process.threads) {
+      if (!thread.cpu_seconds) continue;
+      append_u64(look, static_cast<uint64_t>(thread.lwp));
+      append_u64(look, static_cast<uint64_t>(*thread.cpu_seconds * 1e9));
+    }
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotLookNoteType, look);
+  }
   if (!process.native_stacks.empty())
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotNativeNoteType, process.native_stacks);
   if (!process.label_variables.empty()) {
