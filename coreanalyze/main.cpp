@@ -24,6 +24,7 @@
 #include "targets/snapshot_writer.h"
 #include "inputs/stdin_core.h"
 #include "jobs/triage_run.h"
+#include "jobs/watch_command.h"
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
 #include "diagnosis/diagnosis.h"
@@ -206,6 +207,7 @@ NativeSteps native_steps(const CommandLine& line, const CoreTarget& target) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "triage") return run_triage(argc - 1, argv + 1);
   if (argc > 1 && std::string_view(argv[1]) == "collect") return run_collect(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "watch") return run_watch(argc - 1, argv + 1);
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);

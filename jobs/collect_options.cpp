@@ -17,6 +17,11 @@ namespace po = boost::program_options;
 namespace hangpy::coreanalyze {
 namespace {
 
+// Whose options these are, in messages: collect's own, or watch's (which takes them all).
+std::string program_name = "coreanalyze collect";
+
+}  // namespace
+
 po::options_description collect_visible_options() {
   po::options_description options("Options");
   options.add_options()
@@ -63,6 +68,8 @@ po::options_description collect_visible_options() {
   return options;
 }
 
+namespace {
+
 // help2man builds coreanalyze-collect.1 from this text (packaging/CMakeLists.txt): usage lines in
 // GNU's "  or:" form, no option's text starting with "--".
 void print_collect_usage(std::ostream& out, const po::options_description& options) {
@@ -84,7 +91,7 @@ std::optional<int> parse_positive(const po::variables_map& vm, const char* optio
   if (!vm.count(option)) return std::nullopt;
   auto parsed = parse_decimal<int>(vm[option].as<std::string>());
   if (!parsed || *parsed < 1 || *parsed > most) {
-    fmt::print(stderr, "coreanalyze collect: --{} wants a number from 1 to {}, not '{}'\n", option,
+    fmt::print(stderr, "{}: --{} wants a number from 1 to {}, not '{}'\n", program_name, option,
                most, vm[option].as<std::string>());
     return kExitUsage;
   }
@@ -112,7 +119,7 @@ std::string default_node_name() {
 std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& options) {
   if (vm.count("pid")) {
     if (auto bad = append_pid_lists(vm["pid"].as<std::vector<std::string>>(), options.root_pids)) {
-      fmt::print(stderr, "coreanalyze collect: --pid wants a process id, not '{}'\n", *bad);
+      fmt::print(stderr, "{}: --pid wants a process id, not '{}'\n", program_name, *bad);
       return kExitUsage;
     }
   }
@@ -121,38 +128,86 @@ std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& 
   const int kinds = (options.root_pids.empty() ? 0 : 1) + (options.name_pattern ? 1 : 0) +
                     (options.slurm_job ? 1 : 0);
   if (kinds > 1) {
-    fmt::print(stderr, "coreanalyze collect: give one of --pid, --name, --slurm-job\n");
+    fmt::print(stderr, "{}: give one of --pid, --name, --slurm-job\n", program_name);
     return kExitUsage;
   }
   if (options.name_pattern && options.name_pattern->empty()) {
-    fmt::print(stderr, "coreanalyze collect: --name wants a non-empty pattern\n");
+    fmt::print(stderr, "{}: --name wants a non-empty pattern\n", program_name);
     return kExitUsage;
   }
   if (vm.count("srun")) options.srun_job = vm["srun"].as<std::string>();
   if (vm.count("pdsh")) options.pdsh_hosts = vm["pdsh"].as<std::string>();
   if (options.srun_job && options.pdsh_hosts) {
-    fmt::print(stderr, "coreanalyze collect: give --srun or --pdsh, not both\n");
+    fmt::print(stderr, "{}: give --srun or --pdsh, not both\n", program_name);
     return kExitUsage;
   }
   if (kinds == 0 && options.srun_job) options.slurm_job = options.srun_job;
   if (kinds == 0 && !options.srun_job) {
     const char* job = std::getenv("SLURM_JOB_ID");
     if (options.pdsh_hosts || job == nullptr || *job == '\0') {
-      fmt::print(stderr, "coreanalyze collect: say which processes: --pid PID, --name PATTERN or "
-                 "--slurm-job JOBID (see --help)\n");
+      fmt::print(stderr, "{}: say which processes: --pid PID, --name PATTERN or "
+                 "--slurm-job JOBID (see --help)\n", program_name);
       return kExitUsage;
     }
     options.slurm_job = job;
   }
   if (!options.root_pids.empty() && (options.srun_job || options.pdsh_hosts)) {
-    fmt::print(stderr, "coreanalyze collect: --pid means other processes on each node; with "
-               "--srun or --pdsh give --name or --slurm-job\n");
+    fmt::print(stderr, "{}: --pid means other processes on each node; with "
+               "--srun or --pdsh give --name or --slurm-job\n", program_name);
     return kExitUsage;
   }
   return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<int> read_collect_options(const po::variables_map& vm, CollectOptions& options,
+                                       const std::string& program) {
+  program_name = program;
+  if (auto failed = parse_selection(vm, options)) return failed;
+  if (vm.count("cores")) {
+    const std::string kind = vm["cores"].as<std::string>();
+    if (kind == "snapshot") options.cores = CoreKind::kSnapshot;
+    else if (kind == "full") options.cores = CoreKind::kFull;
+    else if (kind == "none") options.cores = CoreKind::kNone;
+    else {
+      fmt::print(stderr, "{}: --cores wants none, snapshot or full, not '{}'\n", program_name, kind);
+      return kExitUsage;
+    }
+  }
+  options.native = vm.count("native") > 0;
+  options.locals = vm.count("no-locals") == 0;
+  options.nonblocking = vm.count("nonblocking") > 0;
+  if (options.native && options.nonblocking) {
+    fmt::print(stderr, "{}: --native needs stopped threads: not with --nonblocking\n", program_name);
+    return kExitUsage;
+  }
+  if (vm.count("max-stop")) options.max_stop_ms = vm["max-stop"].as<std::string>();
+  if (auto failed = parse_positive(vm, "timeout", 3600, options.timeout_seconds)) return failed;
+  if (auto failed = parse_positive(vm, "jobs", 64, options.jobs)) return failed;
+  options.output_dir = vm.count("output") ? vm["output"].as<std::string>() : default_output_dir();
+  options.node_name = vm.count("node-name") ? vm["node-name"].as<std::string>() : default_node_name();
+  if (options.node_name.empty() || options.node_name.find('/') != std::string::npos ||
+      options.node_name == "." || options.node_name == "..") {
+    fmt::print(stderr, "{}: '{}' cannot name a node's directory\n", program_name, options.node_name);
+    return kExitUsage;
+  }
+  options.triage = vm.count("no-triage") == 0;
+  if (vm.count("pdsh-rcmd")) options.pdsh_rcmd = vm["pdsh-rcmd"].as<std::string>();
+  if (vm.count("local-dir")) {
+    if (!options.srun_job) {
+      fmt::print(stderr, "{}: --local-dir goes with --srun\n", program_name);
+      return kExitUsage;
+    }
+    options.local_dir = vm["local-dir"].as<std::string>();
+    if (options.local_dir->empty() || options.local_dir->front() != '/') {
+      fmt::print(stderr, "{}: --local-dir wants an absolute path\n", program_name);
+      return kExitUsage;
+    }
+  }
+  if (vm.count("remote-binary")) options.remote_binary = vm["remote-binary"].as<std::string>();
+  return std::nullopt;
+}
 
 std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& options) {
   po::options_description visible = collect_visible_options();
@@ -163,57 +218,39 @@ std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& 
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
     po::notify(vm);
   } catch (const po::error& error) {
-    fmt::print(stderr, "coreanalyze collect: {} (see --help)\n", error.what());
+    fmt::print(stderr, "{}: {} (see --help)\n", program_name, error.what());
     return kExitUsage;
   }
   if (vm.count("help")) {
     print_collect_usage(std::cout, visible);
     return kExitSuccess;
   }
-  if (auto failed = parse_selection(vm, options)) return failed;
-  if (vm.count("cores")) {
-    const std::string kind = vm["cores"].as<std::string>();
-    if (kind == "snapshot") options.cores = CoreKind::kSnapshot;
-    else if (kind == "full") options.cores = CoreKind::kFull;
-    else if (kind == "none") options.cores = CoreKind::kNone;
-    else {
-      fmt::print(stderr, "coreanalyze collect: --cores wants none, snapshot or full, not '{}'\n", kind);
-      return kExitUsage;
-    }
-  }
-  options.native = vm.count("native") > 0;
-  options.locals = vm.count("no-locals") == 0;
-  options.nonblocking = vm.count("nonblocking") > 0;
-  if (options.native && options.nonblocking) {
-    fmt::print(stderr, "coreanalyze collect: --native needs stopped threads: not with --nonblocking\n");
-    return kExitUsage;
-  }
-  if (vm.count("max-stop")) options.max_stop_ms = vm["max-stop"].as<std::string>();
-  if (auto failed = parse_positive(vm, "timeout", 3600, options.timeout_seconds)) return failed;
-  if (auto failed = parse_positive(vm, "jobs", 64, options.jobs)) return failed;
-  options.output_dir = vm.count("output") ? vm["output"].as<std::string>() : default_output_dir();
-  options.node_name = vm.count("node-name") ? vm["node-name"].as<std::string>() : default_node_name();
-  if (options.node_name.empty() || options.node_name.find('/') != std::string::npos ||
-      options.node_name == "." || options.node_name == "..") {
-    fmt::print(stderr, "coreanalyze collect: '{}' cannot name a node's directory\n", options.node_name);
-    return kExitUsage;
-  }
-  options.triage = vm.count("no-triage") == 0;
-  if (vm.count("pdsh-rcmd")) options.pdsh_rcmd = vm["pdsh-rcmd"].as<std::string>();
-  if (vm.count("local-dir")) {
-    if (!options.srun_job) {
-      fmt::print(stderr, "coreanalyze collect: --local-dir goes with --srun\n");
-      return kExitUsage;
-    }
-    options.local_dir = vm["local-dir"].as<std::string>();
-    if (options.local_dir->empty() || options.local_dir->front() != '/') {
-      fmt::print(stderr, "coreanalyze collect: --local-dir wants an absolute path\n");
-      return kExitUsage;
-    }
-  }
-  if (vm.count("remote-binary")) options.remote_binary = vm["remote-binary"].as<std::string>();
+  if (auto failed = read_collect_options(vm, options, "coreanalyze collect")) return failed;
   options.node_only = vm.count("node-only") > 0;
   return std::nullopt;
+}
+
+std::vector<std::string> collect_arguments(const CollectOptions& options) {
+  std::vector<std::string> argv{"collect"};
+  for (int pid : options.root_pids) argv.insert(argv.end(), {"--pid", std::to_string(pid)});
+  if (options.name_pattern) argv.insert(argv.end(), {"--name", *options.name_pattern});
+  if (options.slurm_job && !options.srun_job) argv.insert(argv.end(), {"--slurm-job", *options.slurm_job});
+  if (options.cores == CoreKind::kSnapshot) argv.insert(argv.end(), {"--cores", "snapshot"});
+  if (options.cores == CoreKind::kFull) argv.insert(argv.end(), {"--cores", "full"});
+  if (options.native) argv.push_back("--native");
+  if (!options.locals) argv.push_back("--no-locals");
+  if (options.nonblocking) argv.push_back("--nonblocking");
+  if (options.max_stop_ms) argv.insert(argv.end(), {"--max-stop", *options.max_stop_ms});
+  argv.insert(argv.end(), {"--timeout", std::to_string(options.timeout_seconds), "--jobs",
+                           std::to_string(options.jobs), "--output", options.output_dir,
+                           "--node-name", options.node_name});
+  if (!options.triage) argv.push_back("--no-triage");
+  if (options.srun_job) argv.insert(argv.end(), {"--srun", *options.srun_job});
+  if (options.pdsh_hosts) argv.insert(argv.end(), {"--pdsh", *options.pdsh_hosts});
+  if (options.pdsh_rcmd) argv.insert(argv.end(), {"--pdsh-rcmd", *options.pdsh_rcmd});
+  if (options.local_dir) argv.insert(argv.end(), {"--local-dir", *options.local_dir});
+  if (options.remote_binary) argv.insert(argv.end(), {"--remote-binary", *options.remote_binary});
+  return argv;
 }
 
 }  // namespace hangpy::coreanalyze

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 namespace hangpy::coreanalyze {
 
 enum class CoreKind { kNone, kSnapshot, kFull };
@@ -38,5 +40,14 @@ struct CollectOptions {
 // Parses `coreanalyze collect ARGS` (argv[0] is "collect"). Returns the exit code when the program
 // should stop (help, or a usage error already reported in one line).
 std::optional<int> parse_collect_options(int argc, char** argv, CollectOptions& options);
+
+// The same options for a command that takes them all (coreanalyze watch): their descriptions, and
+// reading them from a parsed command line; messages start with `program`.
+boost::program_options::options_description collect_visible_options();
+std::optional<int> read_collect_options(const boost::program_options::variables_map& vm,
+                                        CollectOptions& options, const std::string& program);
+
+// The command line (from "collect" on) that collects with these options.
+std::vector<std::string> collect_arguments(const CollectOptions& options);
 
 }  // namespace hangpy::coreanalyze

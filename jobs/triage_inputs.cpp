@@ -97,6 +97,11 @@ Expected<std::vector<TriageInput>> inputs_of_path(const std::string& path, bool 
     for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error), end;
          !error && it != end; it.increment(error)) {
       if (it->is_directory()) {
+        // A hidden directory holds no results of the collection: `watch` keeps its looks there.
+        if (it->path().filename().string().starts_with(".")) {
+          it.disable_recursion_pending();
+          continue;
+        }
         // An ABRT problem directory inside is one core: its files are no inputs of their own.
         auto inner = format_of_path(it->path().string());
         if (inner && *inner == InputFormat::kAbrtDirectory) {

@@ -169,6 +169,26 @@ void add_asyncio_tasks(const nlohmann::json& document, ProcessRecord& record) {
   }
 }
 
+// The document's "look": when it was taken, each thread's CPU time and I/O bytes by then.
+void add_look(const nlohmann::json& document, ProcessRecord& record) {
+  auto look = document.find("look");
+  if (look == document.end() || !look->is_object()) return;
+  if (auto at = look->find("unix_time"); at != look->end() && at->is_number()) record.taken_at = at->get<double>();
+  auto threads = look->find("threads");
+  if (threads == look->end() || !threads->is_array()) return;
+  for (const auto& entry : *threads) {
+    if (!entry.is_object()) continue;
+    const std::optional<int64_t> id = integer_of(entry, "native_thread_id");
+    for (ThreadRecord& thread : record.threads) {
+      if (thread.asyncio_task || !id || thread.native_thread_id != id) continue;
+      if (auto cpu = entry.find("cpu_seconds"); cpu != entry.end() && cpu->is_number())
+        thread.cpu_seconds = cpu->get<double>();
+      if (auto io = entry.find("io_bytes"); io != entry.end() && io->is_number_unsigned())
+        thread.io_bytes = io->get<uint64_t>();
+    }
+  }
+}
+
 Expected<ProcessRecord> process_record(const nlohmann::json& document, const std::string& source) {
   if (!document.is_object())
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not a coreanalyze --json document", source));
@@ -196,6 +216,7 @@ Expected<ProcessRecord> process_record(const nlohmann::json& document, const std
       if (native_only.native_frames) record.threads.push_back(std::move(native_only));
     }
   }
+  add_look(document, record);
   add_asyncio_tasks(document, record);
   auto deadlocks = document.find("deadlocks");
   if (deadlocks != document.end() && deadlocks->is_array()) {

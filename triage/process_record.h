@@ -48,6 +48,9 @@ struct ThreadRecord {
   // native frames; native_frames stays empty); blocked_kind and blocked_description say what it
   // awaits (awaits.kind, awaits.detail).
   bool asyncio_task = false;
+  // The time axis (the document's look.threads): CPU time used and bytes read and written by then.
+  std::optional<double> cpu_seconds;
+  std::optional<uint64_t> io_bytes;
 };
 
 struct ProcessRecord {
@@ -56,6 +59,7 @@ struct ProcessRecord {
   std::string command;  // the kernel's command name, "" unknown
   std::vector<ThreadRecord> threads;
   std::vector<std::string> deadlocks;  // the document's deadlock descriptions
+  std::optional<double> taken_at;      // look.unix_time: when its stacks were read
 };
 
 // The longest string a triage keeps of a document: a name, a file, a description. A longer one (a

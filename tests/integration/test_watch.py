@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+"""Integration test: coreanalyze watch on real processes (tests/programs/watch_progress.py and
+watch_torch_job.py), each judged by what the program itself wrote before it blocked:
+
+- a job that moves slowly (asleep on the same line at every look, only its loop variable moving
+  on) is never called stuck, and its looks say it moved;
+- a pure Python loop at 100% of a CPU is busy, not stuck; with --busy-is-stuck it is caught;
+- a parent whose worker processes come and go is watched through them without a capture;
+- a process that hangs after a while is caught within --after + one interval (+ the looks' own
+  time) of the moment it wrote that it blocks, never before it blocked; the capture holds its
+  JSON, a snapshot core, the triage naming the function it blocks in, watch.txt; --exec runs;
+- a 4-rank gloo job under torchrun that trains, then hangs (one rank leaves, the others block in
+  all_reduce), is caught, and the verdict names the odd rank (skips without python3-torch).
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import Results, SKIP  # noqa: E402
+import test_collect  # noqa: E402  (torchrun's options, the torch jobs' environment)
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
+PYTHON = "/usr/bin/python3"
+HANG_CAUGHT = 20
+# A look costs time of its own (a child collect and a child analysis per process, on a loaded
+# 2-core machine): how much later than --after + --interval a capture may come.
+LOOK_SLACK = 4.0
+
+
+class Program(object):
+    """A test program in a session of its own, with its READY_DIR."""
+
+    def __init__(self, argv, workdir, name, environment=None):
+        self.ready_dir = os.path.join(workdir, name + "-ready")
+        os.makedirs(self.ready_dir)
+        self.log = open(os.path.join(workdir, name + ".log"), "wb")
+        self.process = subprocess.Popen(argv + [self.ready_dir], start_new_session=True,
+                                        stdout=self.log, stderr=subprocess.STDOUT, env=environment)
+        self.pid = self.process.pid
+
+    def wait_for(self, pattern, timeout=120):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = glob.glob(os.path.join(self.ready_dir, pattern))
+            if found:
+                return found
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.log.flush()
+        raise RuntimeError("%s never appeared (exit %s): %s" % (pattern, self.process.poll(),
+                                                               test_collect.output_tail(self.log.name)))
+
+    def kill(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.process.wait()
+        self.log.close()
+
+
+def watch(coreanalyze, pid, out_dir, *options, timeout=300):
+    """Runs coreanalyze watch; (exit code, stdout, stderr, the time it ended)."""
+    argv = [coreanalyze, "watch", "--pid", str(pid), "--output", out_dir] + list(options)
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, timeout=timeout)
+    return (result.returncode, result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"), time.time())
+
+
+def looks(out_dir):
+    with open(os.path.join(out_dir, "looks.jsonl")) as lines:
+        return [json.loads(line) for line in lines]
+
+
+def motions(out_dir):
+    """Every (motion, why) of every process in every look after the first."""
+    return [(process["motion"], process["why"]) for look in looks(out_dir)[1:]
+            for process in look["processes"]]
+
+
+def tail(text, lines=12):
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def slow_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "slow"], workdir, "slow")
+    try:
+        program.wait_for("started")
+        out_dir = os.path.join(workdir, "slow-watch")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
+                                   "--after", "2", "--for", "7")
+        problems = []
+        if code != 0:
+            problems.append("exit %d, not 0 (a slow job called stuck?): %s" % (code, tail(errors)))
+        seen = motions(out_dir)
+        if not any(motion == "moved" and "`step`" in why for motion, why in seen):
+            problems.append("no look says the loop's `step` moved on: %s" % seen)
+        if os.path.exists(os.path.join(out_dir, "triage.txt")):
+            problems.append("a capture was made")
+        results.check("a slow job (asleep on one line, `step` moving on) is never called stuck", problems)
+    finally:
+        program.kill()
+
+
+def spin_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "spin"], workdir, "spin")
+    try:
+        program.wait_for("started")
+        out_dir = os.path.join(workdir, "spin-watch")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
+                                   "--after", "2", "--for", "6")
+        problems = []
+        if code != 0:
+            problems.append("exit %d, not 0: %s" % (code, tail(errors)))
+        seen = motions(out_dir)
+        busy = [why for motion, why in seen if motion == "busy"]
+        if len(busy) < len(seen) / 2:
+            problems.append("fewer than half the looks say busy: %s" % seen)
+        if busy and "% of a CPU" not in busy[0]:
+            problems.append("busy without its CPU share: %s" % busy[0])
+        results.check("a pure Python loop at 100%% CPU is busy, not stuck (%d of %d looks busy)"
+                      % (len(busy), len(seen)), problems)
+        out_dir = os.path.join(workdir, "spin-watch-busy")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
+                                   "--after", "2", "--for", "20", "--busy-is-stuck", "--cores", "none")
+        results.check("--busy-is-stuck catches the same loop",
+                      [] if code == HANG_CAUGHT else ["exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors))])
+    finally:
+        program.kill()
+
+
+def workers_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "workers"], workdir, "workers")
+    try:
+        program.wait_for("started")
+        out_dir = os.path.join(workdir, "workers-watch")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
+                                   "--after", "2", "--for", "7")
+        problems = []
+        if code != 0:
+            problems.append("exit %d, not 0: %s" % (code, tail(errors)))
+        started = {int(os.path.basename(path).split("-")[1]) for path in
+                   glob.glob(os.path.join(program.ready_dir, "worker-*"))}
+        watched = {process["pid"] for look in looks(out_dir) for process in look["processes"]}
+        seen_workers = watched & started
+        if len(seen_workers) < 2:
+            problems.append("the looks saw %d of the %d workers that came and went"
+                            % (len(seen_workers), len(started)))
+        if program.pid not in watched:
+            problems.append("the parent %d is in no look" % program.pid)
+        results.check("workers that come and go (%d seen of %d started): no capture, no error"
+                      % (len(seen_workers), len(started)), problems)
+    finally:
+        program.kill()
+
+
+def hangs_later_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "hangs-later"],
+                      workdir, "hangs-later")
+    try:
+        program.wait_for("started")
+        out_dir = os.path.join(workdir, "hangs-later-watch")
+        interval, after = 0.5, 3.0
+        marker = os.path.join(workdir, "exec-ran")
+        code, output, errors, ended = watch(coreanalyze, program.pid, out_dir, "--interval", str(interval),
+                                            "--after", str(after), "--for", "60",
+                                            "--exec", "echo $HANGPY_STUCK_PIDS > %s" % marker)
+        problems = []
+        if code != HANG_CAUGHT:
+            problems.append("exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors)))
+        hung = os.path.join(program.ready_dir, "hung")
+        if not os.path.exists(hung):
+            problems.append("the program never blocked, yet: %s" % tail(errors))
+        else:
+            with open(hung) as truth:
+                blocked_at, function = truth.read().split("\n")[:2]
+            late = ended - float(blocked_at)
+            if late < after - interval:
+                problems.append("caught %.1f s after it blocked: before --after (%.1f s)" % (late, after))
+            if late > after + interval + LOOK_SLACK:
+                problems.append("caught %.1f s after it blocked, later than --after + --interval + "
+                                "%.0f s" % (late, LOOK_SLACK))
+            verdict = open(os.path.join(out_dir, "triage.txt")).read() \
+                if os.path.exists(os.path.join(out_dir, "triage.txt")) else ""
+            if function not in verdict:
+                problems.append("triage.txt does not name %s: %s" % (function, tail(verdict)))
+            if function not in output:
+                problems.append("the printed verdict does not name %s" % function)
+            node_files = glob.glob(os.path.join(out_dir, "*", "%d.*" % program.pid))
+            for suffix in (".json", ".snapshot.core"):
+                if not any(path.endswith(suffix) for path in node_files):
+                    problems.append("no %s of the process in the capture: %s" % (suffix, node_files))
+            if not os.path.exists(os.path.join(out_dir, "watch.txt")):
+                problems.append("no watch.txt")
+            ran = open(marker).read().split() if os.path.exists(marker) else []
+            if ran != [str(program.pid)]:
+                problems.append("--exec saw HANGPY_STUCK_PIDS %s, not [%d]" % (ran, program.pid))
+            label = "a process that hangs after %.0f s is caught %.1f s after it blocked (--after %.0f, " \
+                    "--interval %.1f)" % (3.0, late, after, interval)
+        results.check(label if not problems or os.path.exists(hung) else "a process that hangs later", problems)
+    finally:
+        program.kill()
+
+
+def torchrun_case(results, coreanalyze, workdir):
+    torchrun = shutil.which("torchrun")
+    reason = torch_missing_reason()
+    if reason:
+        results.report("SKIP", "torchrun 4 ranks: " + reason)
+        return
+    ranks, odd = 4, 3
+    argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "torchrun-logs")) + [
+        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd)]
+    program = Program(argv, workdir, "torchrun", test_collect.torch_environment())
+    try:
+        program.wait_for("rank*.started", timeout=240)
+        out_dir = os.path.join(workdir, "torchrun-watch")
+        interval, after = 1.0, 5.0
+        code, output, errors, ended = watch(coreanalyze, program.pid, out_dir, "--interval", str(interval),
+                                            "--after", str(after), "--for", "180")
+        problems = []
+        if code != HANG_CAUGHT:
+            problems.append("exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors)))
+        hung = os.path.join(program.ready_dir, "hung")
+        late = None
+        if not os.path.exists(hung):
+            problems.append("the odd rank never blocked")
+        else:
+            late = ended - float(open(hung).read())
+            if late < after - interval:
+                problems.append("caught %.1f s after the hang began: before --after" % late)
+            if late > after + interval + 2 * LOOK_SLACK:
+                problems.append("caught %.1f s after the hang began: too late" % late)
+        verdict = open(os.path.join(out_dir, "triage.txt")).read() \
+            if os.path.exists(os.path.join(out_dir, "triage.txt")) else ""
+        for wanted in ("rank %d" % odd, "all_reduce", "wait_for_nothing"):
+            if wanted not in verdict:
+                problems.append("the verdict does not say %r: %s" % (wanted, tail(verdict, 20)))
+        moved = [why for motion, why in motions(out_dir) if motion == "moved"]
+        if not moved:
+            problems.append("no look saw the ranks train before the hang")
+        results.check("torchrun 4 gloo ranks train, then hang: caught %s after the hang, verdict "
+                      "names rank %d" % ("%.1f s" % late if late is not None else "?", odd), problems)
+    finally:
+        program.kill()
+
+
+def torch_missing_reason():
+    if shutil.which("torchrun") is None:
+        return "no torchrun on the PATH (Debian's python3-torch: scripts/install-deps)"
+    result = subprocess.run([PYTHON, "-c", "import torch.distributed as d; assert d.is_gloo_available()"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return None if result.returncode == 0 else "python3-torch with gloo does not import"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--only", help="slow, spin, workers, hangs-later or torchrun")
+    args = parser.parse_args()
+    if not os.path.exists(PYTHON):
+        print("SKIP %s not found" % PYTHON)
+        return SKIP
+    coreanalyze = os.path.abspath(args.coreanalyze)
+    results = Results()
+    workdir = tempfile.mkdtemp(prefix="hangpy-watch-", dir="/var/tmp")
+    started = time.time()
+    try:
+        for name, case in (("slow", slow_case), ("spin", spin_case), ("workers", workers_case),
+                           ("hangs-later", hangs_later_case), ("torchrun", torchrun_case)):
+            if args.only and args.only != name:
+                continue
+            try:
+                case(results, coreanalyze, workdir)
+            except (RuntimeError, subprocess.TimeoutExpired, OSError) as error:
+                results.check(name, [str(error)])
+    finally:
+        if args.keep:
+            print("kept %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("     (%.1f s in all)" % (time.time() - started))
+    return results.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
