@@ -25,6 +25,7 @@
 #include "inputs/stdin_core.h"
 #include "jobs/triage_run.h"
 #include "jobs/watch_command.h"
+#include "jobs/diff_command.h"
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
 #include "diagnosis/diagnosis.h"
@@ -208,6 +209,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "triage") return run_triage(argc - 1, argv + 1);
   if (argc > 1 && std::string_view(argv[1]) == "collect") return run_collect(argc - 1, argv + 1);
   if (argc > 1 && std::string_view(argv[1]) == "watch") return run_watch(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "diff") return run_diff(argc - 1, argv + 1);
   CommandLine line;
   if (auto exit_code = parse_command_line(argc, argv, line)) return *exit_code;
   if (!line.pids.empty()) return analyse_live_processes(line);

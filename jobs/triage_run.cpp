@@ -2,7 +2,9 @@
 
 #include "base/printable.h"
 
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include "report/triage_json.h"
 #include "report/triage_text.h"
 #include "triage/merge.h"
+#include "triage/second_look.h"
 
 namespace po = boost::program_options;
 
@@ -29,6 +32,7 @@ struct TriageLine {
   std::vector<int> pids;
   bool json = false;
   std::optional<std::string> html, svg, dot;
+  std::optional<double> again_after;  // --again-after: a second look at the PIDs, this much later
   TriageAnalysisOptions analysis;
 };
 
@@ -54,6 +58,9 @@ po::options_description triage_options() {
       ("nonblocking", "with --pid: read the processes without stopping them")
       ("max-stop", po::value<std::string>()->value_name("MS"),
        "with --pid: passed to each analysis")
+      ("again-after", po::value<std::string>()->value_name("SECONDS"),
+       "with --pid: look at the processes again this much later and say of each group whether it "
+       "is stuck, busy or slow (one look cannot tell)")
       ("jobs,j", po::value<std::string>()->value_name("N"),
        "analyse N inputs at a time (default: the number of processors)");
   return options;
@@ -131,6 +138,17 @@ std::optional<int> parse_triage_line(int argc, char** argv, TriageLine& line) {
     if (vm.count("nonblocking")) forwarded.push_back("--nonblocking");
     if (vm.count("max-stop")) forwarded.push_back("--max-stop=" + vm["max-stop"].as<std::string>());
   }
+  if (vm.count("again-after")) {
+    const std::string text = vm["again-after"].as<std::string>();
+    char* end = nullptr;
+    const double seconds = std::strtod(text.c_str(), &end);
+    if (line.pids.empty() || !line.paths.empty() || text.empty() || *end != '\0' || !(seconds > 0) || seconds > 3600) {
+      fmt::print(stderr, "coreanalyze triage: --again-after wants --pid alone and a number of seconds up to "
+                 "3600, not '{}'\n", text);
+      return kExitUsage;
+    }
+    line.again_after = seconds;
+  }
   line.analysis.progress = true;
   return std::nullopt;
 }
@@ -144,6 +162,19 @@ bool write_output(const std::string& path, const std::string& text, const std::v
     return false;
   }
   return true;
+}
+
+// --again-after: the PIDs looked at again, each group of the triage called stuck, busy or slow.
+std::vector<std::string> take_second_look(const TriageLine& line, const triage::Triage& triage) {
+  if (!line.again_after) return {};
+  std::this_thread::sleep_for(std::chrono::duration<double>(*line.again_after));
+  std::vector<std::string> notes;
+  auto inputs = gather_triage_inputs({}, line.pids, notes);
+  if (!inputs) return {"the second look failed: " + inputs.error().describe()};
+  std::vector<triage::ProcessRecord> later;
+  for (TriageOutcome& outcome : analyse_triage_inputs(*inputs, line.analysis))
+    for (auto& process : outcome.processes) later.push_back(std::move(process));
+  return triage::second_look_lines(triage, triage::motions_since(triage, later));
 }
 
 }  // namespace
@@ -178,13 +209,19 @@ int run_triage(int argc, char** argv) {
     return first_failure;
   }
   const triage::Triage triage = triage::merge(std::move(processes));
+  const std::vector<std::string> second_look = take_second_look(line, triage);
   if (line.json) {
     nlohmann::json document = report::triage_document(triage);
     document["left_out"] = failed;
+    if (line.again_after) document["second_look"] = {{"seconds_later", *line.again_after}, {"groups", second_look}};
     fmt::print("{}\n", json_for_terminal(document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)));
   } else {
     fmt::print("{}", report::format_triage(triage));
     if (failed > 0) fmt::print("\n{} of {} inputs left out (see the messages above)\n", failed, inputs->size());
+    if (line.again_after) {
+      fmt::print("\nA second look, {} s later:\n", *line.again_after);
+      for (const std::string& group : second_look) fmt::print("  {}\n", for_terminal(group));
+    }
   }
   std::vector<std::string> input_paths = line.paths;
   bool pictures_written = true;

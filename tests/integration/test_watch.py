@@ -10,7 +10,10 @@ watch_torch_job.py), each judged by what the program itself wrote before it bloc
   time) of the moment it wrote that it blocks, never before it blocked; the capture holds its
   JSON, a snapshot core, the triage naming the function it blocks in, watch.txt; --exec runs;
 - a 4-rank gloo job under torchrun that trains, then hangs (one rank leaves, the others block in
-  all_reduce), is caught, and the verdict names the odd rank (skips without python3-torch).
+  all_reduce), is caught, and the verdict names the odd rank (skips without python3-torch);
+- two looks at a torchrun job whose odd rank goes on working alone: `diff` of the two collect
+  directories and of their snapshot cores alone, and `triage --again-after` on the live ranks, call
+  the odd rank slow (it moved) and the others stuck.
 """
 import argparse
 import glob
@@ -220,7 +223,7 @@ def torchrun_case(results, coreanalyze, workdir):
         return
     ranks, odd = 4, 3
     argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "torchrun-logs")) + [
-        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd)]
+        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd), "hang"]
     program = Program(argv, workdir, "torchrun", test_collect.torch_environment())
     try:
         program.wait_for("rank*.started", timeout=240)
@@ -255,6 +258,92 @@ def torchrun_case(results, coreanalyze, workdir):
         program.kill()
 
 
+def collect(coreanalyze, pid, out_dir):
+    result = subprocess.run([coreanalyze, "collect", "--pid", str(pid), "--cores", "snapshot",
+                             "--no-triage", "--output", out_dir], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError("collect exit %d: %s" % (result.returncode, tail(result.stderr.decode())))
+
+
+def only_cores(directory, into):
+    """A directory of the snapshot cores alone (the diff then reads the cores, not the JSON)."""
+    os.makedirs(into)
+    for core in glob.glob(os.path.join(directory, "*", "*.snapshot.core")):
+        shutil.copy(core, into)
+    return into
+
+
+def diff_json(coreanalyze, first, second):
+    result = subprocess.run([coreanalyze, "diff", first, second, "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError("diff exit %d: %s" % (result.returncode, tail(result.stderr.decode())))
+    return json.loads(result.stdout)
+
+
+def diff_problems(document, rank_pids, odd, what):
+    """The odd rank moved, the others are still; the groups say stuck and slow."""
+    problems = []
+    by_pid = {entry["pid"]: entry for entry in document["processes"]}
+    for rank, pid in rank_pids.items():
+        want = "moved" if rank == odd else "still"
+        got = by_pid.get(pid, {}).get("motion")
+        if got != want:
+            problems.append("%s: rank %d (pid %d) is %s, not %s" % (what, rank, pid, got, want))
+    groups = "\n".join(document["groups"])
+    if not any(line.startswith("rank %d" % odd) and "slow, not stuck" in line for line in document["groups"]):
+        problems.append("%s: no group line says rank %d is slow, not stuck: %s" % (what, odd, groups))
+    if not any("ranks 0-2" in line and ": stuck" in line for line in document["groups"]):
+        problems.append("%s: no group line says ranks 0-2 are stuck: %s" % (what, groups))
+    return problems
+
+
+def diff_case(results, coreanalyze, workdir):
+    """Two looks at a job where one rank still moves: diff of the collect directories, of the
+    snapshot cores alone, and triage --again-after on the live ranks."""
+    torchrun = shutil.which("torchrun")
+    reason = torch_missing_reason()
+    if reason:
+        results.report("SKIP", "diff of two looks at a torchrun job: " + reason)
+        return
+    ranks, odd = 4, 3
+    argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "diff-logs")) + [
+        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd), "keeps-working"]
+    program = Program(argv, workdir, "diff-job", test_collect.torch_environment())
+    try:
+        program.wait_for("hung", timeout=240)
+        time.sleep(1.0)  # the others reach the all_reduce the odd rank never joins
+        rank_pids = {}
+        for path in glob.glob(os.path.join(program.ready_dir, "rank*.started")):
+            rank, pid = os.path.basename(path)[len("rank"):-len(".started")].split("-")
+            rank_pids[int(rank)] = int(pid)
+        first, second = os.path.join(workdir, "look1"), os.path.join(workdir, "look2")
+        collect(coreanalyze, program.pid, first)
+        time.sleep(2.0)
+        collect(coreanalyze, program.pid, second)
+        problems = diff_problems(diff_json(coreanalyze, first, second), rank_pids, odd, "JSON looks")
+        results.check("diff of two collect directories: rank %d moves on alone, ranks 0-2 stuck" % odd, problems)
+        cores = diff_json(coreanalyze, only_cores(first, os.path.join(workdir, "cores1")),
+                          only_cores(second, os.path.join(workdir, "cores2")))
+        problems = diff_problems(cores, rank_pids, odd, "snapshot cores")
+        results.check("diff of the two looks' snapshot cores alone says the same", problems)
+        argv = [coreanalyze, "triage", "--again-after", "2"]
+        for pid in sorted(rank_pids.values()):
+            argv += ["--pid", str(pid)]
+        result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        text = result.stdout.decode("utf-8", "replace")
+        problems = [] if result.returncode == 0 else ["triage exit %d" % result.returncode]
+        second_look = text[text.find("A second look"):] if "A second look" in text else ""
+        if "rank %d" % odd not in second_look or "slow, not stuck" not in second_look \
+                or ": stuck" not in second_look:
+            problems.append("the second look does not call rank %d slow and the others stuck: %s"
+                            % (odd, tail(text, 8)))
+        results.check("triage --again-after 2 on the live ranks: stuck and slow groups", problems)
+    finally:
+        program.kill()
+
+
 def torch_missing_reason():
     if shutil.which("torchrun") is None:
         return "no torchrun on the PATH (Debian's python3-torch: scripts/install-deps)"
@@ -267,7 +356,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--only", help="slow, spin, workers, hangs-later or torchrun")
+    parser.add_argument("--only", help="slow, spin, workers, hangs-later, torchrun or diff")
     args = parser.parse_args()
     if not os.path.exists(PYTHON):
         print("SKIP %s not found" % PYTHON)
@@ -278,7 +367,8 @@ def main():
     started = time.time()
     try:
         for name, case in (("slow", slow_case), ("spin", spin_case), ("workers", workers_case),
-                           ("hangs-later", hangs_later_case), ("torchrun", torchrun_case)):
+                           ("hangs-later", hangs_later_case), ("torchrun", torchrun_case),
+                           ("diff", diff_case)):
             if args.only and args.only != name:
                 continue
             try:

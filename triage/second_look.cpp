@@ -1,0 +1,99 @@
+#include "triage/second_look.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "triage/verdict.h"
+
+namespace hangpy::triage {
+namespace {
+
+std::string key_of(const ProcessRecord& process) {
+  return fmt::format("{}/{}", process.labels.host.value_or(""),
+                     process.labels.pid ? std::to_string(*process.labels.pid) : process.source);
+}
+
+// The thread whose motion the line gives as its reason: one that moved, else one that is busy.
+const ThreadMotion* telling_thread(const ProcessMotion& motion, Motion wanted) {
+  for (const ThreadMotion& thread : motion.threads)
+    if (thread.motion == wanted) return &thread;
+  return nullptr;
+}
+
+std::string thread_reason(const ThreadMotion& thread) {
+  const std::string name = thread.name ? *thread.name : std::string("a thread");
+  if (thread.motion == Motion::kMoved && thread.before != thread.after)
+    return fmt::format("{} {}: was in {}, now in {}", name, thread.why, thread.before, thread.after);
+  return fmt::format("{}: {}", name, thread.why);
+}
+
+}  // namespace
+
+std::map<int, ProcessMotion> motions_since(const Triage& triage, const std::vector<ProcessRecord>& later) {
+  std::map<std::string, const ProcessRecord*> by_key;
+  for (const ProcessRecord& process : later) by_key.emplace(key_of(process), &process);
+  std::map<int, ProcessMotion> motions;
+  for (size_t index = 0; index < triage.processes.size(); ++index) {
+    auto found = by_key.find(key_of(triage.processes[index]));
+    if (found != by_key.end())
+      motions.emplace(static_cast<int>(index), compare_looks(triage.processes[index], *found->second));
+  }
+  return motions;
+}
+
+std::vector<std::string> second_look_lines(const Triage& triage, const std::map<int, ProcessMotion>& motions) {
+  std::vector<std::string> lines;
+  for (size_t index = 0; index < triage.classes.size(); ++index) {
+    const EquivalenceClass& group = triage.classes[index];
+    std::vector<int> moved, busy, still, ended;
+    std::optional<double> seconds;
+    const ThreadMotion* reason = nullptr;
+    for (int process : group.processes) {
+      auto found = motions.find(process);
+      if (found == motions.end()) {
+        ended.push_back(process);
+        continue;
+      }
+      if (!seconds) seconds = found->second.seconds;
+      switch (found->second.motion) {
+        case Motion::kMoved:
+        case Motion::kNew:
+        case Motion::kGone:
+          moved.push_back(process);
+          if (!reason) reason = telling_thread(found->second, Motion::kMoved);
+          if (!reason) reason = telling_thread(found->second, Motion::kNew);
+          if (!reason) reason = telling_thread(found->second, Motion::kGone);
+          break;
+        case Motion::kBusy: busy.push_back(process); break;
+        case Motion::kStill: still.push_back(process); break;
+      }
+    }
+    const std::string who = describe_class(triage, static_cast<int>(index), false);
+    const std::string span = seconds ? fmt::format(" in {:.0f} s", *seconds) : std::string();
+    std::string line;
+    if (!moved.empty()) {
+      line = fmt::format("{}: slow, not stuck: {} moved{}", who, describe_processes(triage, moved), span);
+      if (reason) line += fmt::format(" ({})", thread_reason(*reason));
+    } else if (!busy.empty()) {
+      const ProcessMotion& first = motions.at(busy.front());
+      const ThreadMotion* spinning = telling_thread(first, Motion::kBusy);
+      line = fmt::format("{}: busy{}: in the same frames, burning CPU{}", who, span,
+                         spinning ? fmt::format(" ({})", thread_reason(*spinning)) : std::string());
+    } else if (!still.empty()) {
+      line = seconds ? fmt::format("{}: stuck: no Python thread moved{} (the same frames and locals, "
+                                   "under {:.0f}% of a CPU, no data read or written)", who, span,
+                                   kBusyCpuShare * 100)
+                     : fmt::format("{}: stuck: no Python thread moved (the same frames and locals; "
+                                   "the looks do not say when they were taken, so CPU time was not "
+                                   "compared)", who);
+    }
+    if (!ended.empty())
+      line += fmt::format("{}{} ended before the second look", line.empty() ? who + ": " : "; ",
+                          describe_processes(triage, ended));
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace hangpy::triage
