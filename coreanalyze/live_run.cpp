@@ -54,6 +54,7 @@ struct LiveRead {
   std::optional<std::chrono::nanoseconds> stopped_for;
   size_t stopped_threads = 0;
   size_t threads_in_syscall = 0;  // read in their system calls, never stopped
+  size_t threads_left_running = 0;  // running no Python, never stopped
   std::vector<int64_t> moved;     // of those, the ones that ran while read, every time
   int reads = 0;                  // how many times the stacks were read
   // The time axis: when the stacks were read (Unix seconds) and each thread's CPU time and I/O,
@@ -73,6 +74,7 @@ void add_live_facts(nlohmann::json& document, const LiveRead& read) {
   live["stopped_ms"] = read.stopped_for ? nlohmann::json(milliseconds(*read.stopped_for)) : nullptr;
   live["stopped_threads"] = read.stopped_threads;
   live["threads_in_syscall"] = read.threads_in_syscall;
+  live["threads_without_python_not_stopped"] = read.threads_left_running;
   live["moved_threads"] = read.moved;
   document["live"] = std::move(live);
 }
@@ -95,6 +97,8 @@ std::string describe_read(int pid, const LiveRead& read) {
                        "calls were read without stopping them", pid, read.stopped_threads,
                        stopped_ms, read.threads_in_syscall);
   }
+  if (read.threads_left_running > 0)
+    text += fmt::format("; {} running no Python were not stopped", read.threads_left_running);
   if (read.reads > 1) text += fmt::format(" (read {} times: a thread woke meanwhile)", read.reads);
   if (!read.moved.empty()) {
     text += fmt::format("; thread(s) {} ran while read every time: their stacks may be torn",
@@ -193,13 +197,30 @@ Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& li
 // from the running process). Returns the pthread_t of each thread state, which names its OS
 // thread before 3.11: a thread read in its system call is matched to it through glibc's struct
 // pthread (thread_pointers.h).
-std::vector<uint64_t> warm_up(LiveTarget& live, const analysis::Request& request) {
+struct WarmUp {
   std::vector<uint64_t> thread_pointers;
+  // The threads that run no Python, when every thread state names its OS thread (3.11+): the stop
+  // leaves them running (process_stop.h). Empty when that cannot be told.
+  std::set<int64_t> without_python;
+};
+
+WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_thread_unwound) {
+  WarmUp warm;
   if (auto first = cpython::analyze(live, request.analyze)) {
-    for (const auto& thread : first->threads) thread_pointers.push_back(thread.thread_id);
+    std::set<int64_t> python;
+    bool every_id_known = true;
+    for (const auto& thread : first->threads) {
+      warm.thread_pointers.push_back(thread.thread_id);
+      if (thread.native_thread_id) python.insert(*thread.native_thread_id);
+      else every_id_known = false;
+    }
+    if (every_id_known && !every_thread_unwound && !first->threads.empty()) {
+      for (const cpython::NativeThread& thread : live.threads())
+        if (!python.contains(thread.lwp)) warm.without_python.insert(thread.lwp);
+    }
     (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
   }
-  return thread_pointers;
+  return warm;
 }
 
 // What the passes with the process stopped read.
@@ -219,11 +240,12 @@ struct StoppedRead {
 // read makes them be read again, a few times at most. An exit code when the stop failed.
 std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& live,
                                 const analysis::Request& request, std::vector<uint64_t>& thread_pointers,
+                                const std::set<int64_t>& without_python,
                                 LiveRead& read, StoppedRead& out, const std::optional<ProcessIdentity>& identity) {
   constexpr int kMaxReads = 3;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
-      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms));
+      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms), without_python);
       if (!stop) {
         if (auto code = gone(pid, identity)) return code;
         fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
@@ -237,6 +259,7 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
       live.refresh_memory();
       read.stopped_threads = out.stopped->stopped_count();
       read.threads_in_syscall = out.stopped->left_in_syscall().size();
+      read.threads_left_running = out.stopped->left_running();
     }
     // --snapshot: what this pass and the details read (the pages read while the process was
     // stopped) is what the snapshot keeps.
@@ -381,10 +404,11 @@ int analyse_live_process_as_is(const CommandLine& line, int pid, std::vector<nlo
   const analysis::Request request = live_request(line);
   LiveRead read;
   read.nonblocking = line.nonblocking;
-  std::vector<uint64_t> thread_pointers;
-  if (!line.nonblocking) thread_pointers = warm_up(live, request);
+  WarmUp warm;
+  if (!line.nonblocking) warm = warm_up(live, request, line.native_all);
   StoppedRead stopped_read;
-  if (auto failed = read_stopped(line, pid, live, request, thread_pointers, read, stopped_read, identity))
+  if (auto failed = read_stopped(line, pid, live, request, warm.thread_pointers, warm.without_python, read,
+                                 stopped_read, identity))
     return *failed;
   return report_live_process(line, pid, live, stopped_read, read, documents, identity);
 }

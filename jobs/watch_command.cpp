@@ -142,7 +142,10 @@ LookSummary follow(Watch& watch, LookRecords& look, double now) {
     }
     const double still_for = taken - state.still_since;
     summary.longest_still = std::max(summary.longest_still, still_for);
-    if (still_for >= watch.options.after_seconds) {
+    // The looks come every interval, give or take the time a look takes: a process still for
+    // --after less a tenth of an interval has been still across the looks that span --after.
+    const double tolerance = std::min(0.1 * watch.options.interval_seconds, 0.5);
+    if (still_for + tolerance >= watch.options.after_seconds) {
       ++summary.stuck;
       summary.stuck_keys.push_back(key);
     }

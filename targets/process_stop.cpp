@@ -109,12 +109,13 @@ cpython::NativeThread thread_registers(pid_t tid, const user_regs_struct& regs) 
 }  // namespace
 
 LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
-                                                                   std::chrono::milliseconds limit) {
+                                                                   std::chrono::milliseconds limit,
+                                                                   const std::set<int64_t>& leave_running) {
   std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit));
   g_timed_out = 0;
   g_traced_count = 0;
   install_handlers();
-  if (auto stopped = process->stop_all(limit); !stopped) {
+  if (auto stopped = process->stop_all(limit, leave_running); !stopped) {
     process->release();
     return std::unexpected(stopped.error());
   }
@@ -123,7 +124,8 @@ LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
 
 // Seizes every thread first (which does not stop it), then interrupts them all and waits for
 // each stop, so that the stopped time covers only the interrupts, the waits and what follows.
-LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
+LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
+                                            const std::set<int64_t>& leave_running) {
   std::set<pid_t> seen;
   bool first_round = true;
   bool timer_armed = false;
@@ -138,6 +140,11 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit) {
     if (fresh.empty()) return std::unexpected(describe_access_failure(pid_, ESRCH, "stop"));
     std::vector<pid_t> seized;
     for (pid_t tid : fresh) {
+      if (leave_running.contains(tid)) {  // runs no Python: known by its id alone
+        threads_.push_back(cpython::NativeThread{tid, 0, 0, 0});
+        ++left_running_;
+        continue;
+      }
       if (auto blocked = blocked_in_syscall(pid_, tid)) {
         leave_in_syscall(std::move(*blocked));
         continue;

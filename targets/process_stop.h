@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "targets/blocked_threads.h"
@@ -26,8 +27,13 @@ namespace hangpy::coreanalyze {
 
 class StoppedProcess {
  public:
+  // `leave_running`: threads known to run no Python (the analysis's first pass saw them all and
+  // their thread states), which are not stopped either: a Python stack does not change under
+  // them, and a training rank's OpenMP pool spinning at a look would otherwise lengthen its stop.
+  // A thread not named there and not asleep in a system call (one started since) is stopped.
   static LiveExpected<std::unique_ptr<StoppedProcess>> stop(int pid,
-                                                            std::chrono::milliseconds limit);
+                                                            std::chrono::milliseconds limit,
+                                                            const std::set<int64_t>& leave_running = {});
   ~StoppedProcess();
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
@@ -36,7 +42,9 @@ class StoppedProcess {
   // its system call has only the call, sp and pc (fs_base 0: see thread_pointers.h).
   const std::vector<cpython::NativeThread>& threads() const { return threads_; }
   // How many threads were stopped, and those left running in their system calls.
-  size_t stopped_count() const { return threads_.size() - left_in_syscall_.size(); }
+  size_t stopped_count() const { return threads_.size() - left_in_syscall_.size() - left_running_; }
+  // How many threads were left running because they run no Python (stop's leave_running).
+  size_t left_running() const { return left_running_; }
   const std::vector<BlockedThread>& left_in_syscall() const { return left_in_syscall_; }
   // The LWPs of the threads left in their system calls that have left them or run since: their
   // stacks, as read, may be torn. Call before release().
@@ -64,7 +72,7 @@ class StoppedProcess {
 
  private:
   StoppedProcess(int pid, std::chrono::milliseconds limit) : pid_(pid), limit_(limit) {}
-  LiveExpected<void> stop_all(std::chrono::milliseconds limit);
+  LiveExpected<void> stop_all(std::chrono::milliseconds limit, const std::set<int64_t>& leave_running);
   void leave_in_syscall(BlockedThread thread);
 
   const int pid_;
@@ -76,6 +84,7 @@ class StoppedProcess {
   std::chrono::steady_clock::time_point stopped_at_;
   std::chrono::nanoseconds stopped_for_{0};
   bool released_ = false;
+  size_t left_running_ = 0;
 };
 
 }  // namespace hangpy::coreanalyze
