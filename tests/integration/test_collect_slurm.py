@@ -264,11 +264,32 @@ def srun_case(coreanalyze, python, workdir, slurm):
                 problems.append("--local-dir: nothing written on the node's own directory")
             if glob.glob(os.path.join(out_dir, ".*.tar")):
                 problems.append("%s: tar files left in %s" % (variant, out_dir))
+        problems += watch_problems(coreanalyze, job_id, workdir, slurm, python)
         problems += test_collect.not_stopped(list(python))
         seconds = max(timings)
         return problems, seconds, len(python)
     finally:
         end_job(slurm, job_id, workdir)
+
+
+def watch_problems(coreanalyze, job_id, workdir, slurm, python):
+    """coreanalyze watch --srun JOBID: each look a collect through srun on every node of the job;
+    the job (hung from the start) is caught after --after, and the capture holds every Python
+    process's JSON and the verdict."""
+    out_dir = os.path.join(workdir, "out-watch")
+    result = subprocess.run([coreanalyze, "watch", "--srun", job_id, "--interval", "1", "--after", "3",
+                             "--for", "120", "--cores", "none", "-o", out_dir],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=test_collect.RUN_TIMEOUT, env=slurm.environment)
+    err = result.stderr.decode(errors="replace")
+    if result.returncode != 20:
+        return ["watch --srun: exit code %d, not 20 (hang caught): %s" % (result.returncode, err[-3000:])]
+    problems = test_collect.check_node_dir(os.path.join(out_dir, "localhost"), python, [], [],
+                                           "watch --srun localhost")
+    if not os.path.getsize(os.path.join(out_dir, "triage.txt")) if os.path.exists(
+            os.path.join(out_dir, "triage.txt")) else True:
+        problems.append("watch --srun: no verdict in triage.txt")
+    return problems
 
 
 def end_job(slurm, job_id, workdir):
@@ -345,7 +366,8 @@ def main():
         else:
             problems, seconds, count = srun_case(args.coreanalyze, interpreter.executable, workdir,
                                                  slurm)
-            results.check("%s %s: collect --srun JOBID (srun --overlap; shared DIR and --local-dir), "
+            results.check("%s %s: collect --srun JOBID (srun --overlap; shared DIR and --local-dir) and "
+                          "watch --srun JOBID, "
                           "%d Python processes, at most %.2f s%s"
                           % (name, version, count, seconds,
                              "; CgroupPlugin=%s, no cgroup file system here" % slurm.cgroup_plugin
