@@ -44,19 +44,18 @@ std::vector<std::string> split_words(const std::string& text, char separator) {
 // The same collection on one node, as srun or pdsh run it there.
 std::vector<std::string> node_command(const CollectOptions& options, const std::string& binary,
                                       const std::string& node_name) {
-  std::vector<std::string> argv{binary, "collect", "--node-only", "--no-triage", "--output",
-                                options.local_dir.value_or(options.output_dir)};
-  if (!node_name.empty()) argv.insert(argv.end(), {"--node-name", node_name});
-  if (options.name_pattern) argv.insert(argv.end(), {"--name", *options.name_pattern});
-  if (options.slurm_job) argv.insert(argv.end(), {"--slurm-job", *options.slurm_job});
-  if (options.cores == CoreKind::kSnapshot) argv.insert(argv.end(), {"--cores", "snapshot"});
-  if (options.cores == CoreKind::kFull) argv.insert(argv.end(), {"--cores", "full"});
-  if (options.native) argv.push_back("--native");
-  if (!options.locals) argv.push_back("--no-locals");
-  if (options.nonblocking) argv.push_back("--nonblocking");
-  if (options.max_stop_ms) argv.insert(argv.end(), {"--max-stop", *options.max_stop_ms});
-  argv.insert(argv.end(), {"--timeout", std::to_string(options.timeout_seconds), "--jobs",
-                           std::to_string(options.jobs)});
+  CollectOptions on_node = options;
+  on_node.srun_job.reset();
+  on_node.pdsh_hosts.reset();
+  on_node.pdsh_rcmd.reset();
+  on_node.local_dir.reset();
+  on_node.remote_binary.reset();
+  on_node.triage = false;
+  on_node.output_dir = options.local_dir.value_or(options.output_dir);
+  on_node.node_name = node_name;  // "": the node's own ($SLURMD_NODENAME, its host name)
+  std::vector<std::string> argv{binary};
+  for (const std::string& word : collect_arguments(on_node)) argv.push_back(word);
+  argv.push_back("--node-only");
   return argv;
 }
 

@@ -99,14 +99,6 @@ std::optional<int> parse_positive(const po::variables_map& vm, const char* optio
   return std::nullopt;
 }
 
-std::string default_output_dir() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  return fmt::format("hangpy-collect-{}", stamp);
-}
 
 std::string default_node_name() {
   if (const char* slurm_node = std::getenv("SLURMD_NODENAME"); slurm_node && *slurm_node)
@@ -185,7 +177,7 @@ std::optional<int> read_collect_options(const po::variables_map& vm, CollectOpti
   if (vm.count("max-stop")) options.max_stop_ms = vm["max-stop"].as<std::string>();
   if (auto failed = parse_positive(vm, "timeout", 3600, options.timeout_seconds)) return failed;
   if (auto failed = parse_positive(vm, "jobs", 64, options.jobs)) return failed;
-  options.output_dir = vm.count("output") ? vm["output"].as<std::string>() : default_output_dir();
+  options.output_dir = vm.count("output") ? vm["output"].as<std::string>() : dated_output_dir("hangpy-collect");
   options.node_name = vm.count("node-name") ? vm["node-name"].as<std::string>() : default_node_name();
   if (options.node_name.empty() || options.node_name.find('/') != std::string::npos ||
       options.node_name == "." || options.node_name == "..") {
@@ -242,8 +234,8 @@ std::vector<std::string> collect_arguments(const CollectOptions& options) {
   if (options.nonblocking) argv.push_back("--nonblocking");
   if (options.max_stop_ms) argv.insert(argv.end(), {"--max-stop", *options.max_stop_ms});
   argv.insert(argv.end(), {"--timeout", std::to_string(options.timeout_seconds), "--jobs",
-                           std::to_string(options.jobs), "--output", options.output_dir,
-                           "--node-name", options.node_name});
+                           std::to_string(options.jobs), "--output", options.output_dir});
+  if (!options.node_name.empty()) argv.insert(argv.end(), {"--node-name", options.node_name});
   if (!options.triage) argv.push_back("--no-triage");
   if (options.srun_job) argv.insert(argv.end(), {"--srun", *options.srun_job});
   if (options.pdsh_hosts) argv.insert(argv.end(), {"--pdsh", *options.pdsh_hosts});
@@ -251,6 +243,15 @@ std::vector<std::string> collect_arguments(const CollectOptions& options) {
   if (options.local_dir) argv.insert(argv.end(), {"--local-dir", *options.local_dir});
   if (options.remote_binary) argv.insert(argv.end(), {"--remote-binary", *options.remote_binary});
   return argv;
+}
+
+std::string dated_output_dir(const std::string& prefix) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  return fmt::format("{}-{}", prefix, stamp);
 }
 
 }  // namespace hangpy::coreanalyze

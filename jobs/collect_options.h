@@ -47,6 +47,9 @@ boost::program_options::options_description collect_visible_options();
 std::optional<int> read_collect_options(const boost::program_options::variables_map& vm,
                                         CollectOptions& options, const std::string& program);
 
+// "PREFIX-20261126-123501": a directory named for now, in the local time.
+std::string dated_output_dir(const std::string& prefix);
+
 // The command line (from "collect" on) that collects with these options.
 std::vector<std::string> collect_arguments(const CollectOptions& options);
 

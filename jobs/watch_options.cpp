@@ -1,6 +1,5 @@
 #include "jobs/watch_options.h"
 
-#include <ctime>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -66,15 +65,6 @@ std::optional<int> parse_seconds(const po::variables_map& vm, const char* option
   return std::nullopt;
 }
 
-std::string default_output_dir() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  return fmt::format("hangpy-watch-{}", stamp);
-}
-
 }  // namespace
 
 std::optional<int> parse_watch_options(int argc, char** argv, WatchOptions& options) {
@@ -99,7 +89,7 @@ std::optional<int> parse_watch_options(int argc, char** argv, WatchOptions& opti
   if (auto failed = read_collect_options(vm, options.collect, "coreanalyze watch")) return failed;
   // A capture keeps snapshot cores unless told otherwise: the evidence outlives the job.
   if (!vm.count("cores")) options.collect.cores = CoreKind::kSnapshot;
-  if (!vm.count("output")) options.collect.output_dir = default_output_dir();
+  if (!vm.count("output")) options.collect.output_dir = dated_output_dir("hangpy-watch");
   if (auto failed = parse_seconds(vm, "interval", 0.1, options.interval_seconds)) return failed;
   if (auto failed = parse_seconds(vm, "after", 0.1, options.after_seconds)) return failed;
   if (vm.count("for")) {
