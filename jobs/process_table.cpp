@@ -18,12 +18,18 @@ namespace {
 // /proc files are small; anything past this is not what we look for (environ can be large).
 constexpr std::streamsize kMaxProcFileBytes = 1 << 20;
 
+// Read in pieces as large as the file turns out to be: a buffer of the bound for every file
+// (six files of every process on the machine, at every look of a watch) cost more than the reads.
 std::optional<std::string> read_proc_file(int pid, const char* name) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
   if (!in) return std::nullopt;
-  std::string text(static_cast<size_t>(kMaxProcFileBytes), '\0');
-  in.read(text.data(), kMaxProcFileBytes);
-  text.resize(static_cast<size_t>(in.gcount()));
+  std::string text;
+  char piece[16384];
+  while (static_cast<std::streamsize>(text.size()) < kMaxProcFileBytes) {
+    in.read(piece, std::min<std::streamsize>(sizeof piece, kMaxProcFileBytes - static_cast<std::streamsize>(text.size())));
+    if (in.gcount() <= 0) break;
+    text.append(piece, static_cast<size_t>(in.gcount()));
+  }
   return text;
 }
 

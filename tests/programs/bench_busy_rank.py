@@ -1,7 +1,7 @@
-"""A busy training rank's shape for scripts/bench-watch: PyTorch with an OpenMP pool of THREADS
-threads that spin between parallel regions (OMP_WAIT_POLICY=ACTIVE, set by the benchmark), a
-main thread that computes in a loop, and a few Python threads asleep. Prints "ready" once the
-pool has started.
+"""A busy training rank's shape for scripts/bench-watch: PyTorch whose main thread runs parallel
+element-wise operations back to back, so that its OpenMP pool of THREADS threads is running
+(not asleep in a system call) most of the time, and a few Python threads asleep. Prints "ready"
+once the pool has started.
 
     python3 bench_busy_rank.py THREADS"""
 import sys
@@ -18,15 +18,13 @@ def asleep():
 
 def main():
     torch.set_num_threads(int(sys.argv[1]))
-    matrix = torch.randn(128, 128)
-    for _ in range(3):
-        matrix @ matrix
+    values = torch.randn(4_000_000)
+    values.mul_(1.0)
     for _ in range(4):
         threading.Thread(target=asleep, daemon=True).start()
     print("ready", flush=True)
     for step in range(10 ** 9):
-        matrix @ matrix
-        time.sleep(0.002)
+        values.mul_(1.0000001)
 
 
 if __name__ == "__main__":
