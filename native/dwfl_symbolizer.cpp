@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace hangpy::native {
 namespace {
@@ -51,22 +52,59 @@ std::string die_name(Dwarf_Die* die) {
   return "??";
 }
 
-// The functions inlined at `pc`, innermost first; empty without DWARF.
-std::vector<std::string> inlined_functions(Dwfl_Module* module, uint64_t pc) {
-  std::vector<std::string> names;
+// The source line of `pc` from the line table of the module's DWARF (the module's own, or a
+// separate debug file libdwfl finds by build-id or debug link on this machine; the debuginfod
+// client is asked only when DEBUGINFOD_URLS names a server). Without DWARF, libdwfl's search
+// for it is a few stat calls per module, made once.
+std::optional<std::pair<std::string, int>> source_line(Dwfl_Module* module, uint64_t pc) {
+  Dwfl_Line* line = dwfl_module_getsrc(module, pc);
+  if (line == nullptr) return std::nullopt;
+  int number = 0;
+  const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
+  if (file == nullptr || number <= 0) return std::nullopt;
+  return std::pair<std::string, int>(file, number);
+}
+
+// The file DW_AT_call_file names, through the unit's file table.
+std::string call_file(Dwarf_Die* inlined, Dwarf_Die* unit) {
+  Dwarf_Attribute attribute;
+  Dwarf_Word index = 0;
+  if (dwarf_attr(inlined, DW_AT_call_file, &attribute) == nullptr || dwarf_formudata(&attribute, &index) != 0)
+    return {};
+  Dwarf_Files* files = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrcfiles(unit, &files, &count) != 0 || index >= count) return {};
+  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
+  return name ? name : std::string();
+}
+
+struct Inlined {
+  std::vector<std::string> names;                         // innermost first
+  std::vector<std::pair<std::string, int>> call_sites;  // where each was called from
+};
+
+// The functions inlined at `pc`, innermost first, with their call sites; empty without DWARF.
+Inlined inlined_functions(Dwfl_Module* module, uint64_t pc) {
+  Inlined inlined;
   Dwarf_Addr bias = 0;
   Dwarf_Die* unit = dwfl_module_addrdie(module, pc, &bias);
-  if (unit == nullptr) return names;
+  if (unit == nullptr) return inlined;
   Dwarf_Die* scopes = nullptr;
   const int count = dwarf_getscopes(unit, pc - bias, &scopes);
-  if (count <= 0) return names;
+  if (count <= 0) return inlined;
   std::unique_ptr<Dwarf_Die, FreeDeleter> owned(scopes);
   for (int i = 0; i < count; ++i) {
     const int tag = dwarf_tag(&scopes[i]);
     if (tag == DW_TAG_subprogram) break;  // the function the code really belongs to
-    if (tag == DW_TAG_inlined_subroutine) names.push_back(die_name(&scopes[i]));
+    if (tag != DW_TAG_inlined_subroutine) continue;
+    inlined.names.push_back(die_name(&scopes[i]));
+    Dwarf_Attribute attribute;
+    Dwarf_Word line = 0;
+    if (dwarf_attr(&scopes[i], DW_AT_call_line, &attribute) == nullptr || dwarf_formudata(&attribute, &line) != 0)
+      line = 0;
+    inlined.call_sites.emplace_back(call_file(&scopes[i], unit), static_cast<int>(line));
   }
-  return names;
+  return inlined;
 }
 
 }  // namespace
@@ -94,7 +132,15 @@ const DwflSymbolizer::PcInfo& DwflSymbolizer::info(uint64_t pc) {
     known.symbol = symbol->name;
     known.symbol_offset = symbol->offset;
   }
-  if (inlined_frames_) known.inlined = inlined_functions(module, pc);
+  // lines[0]: the pc's own line, in the innermost function (inlined or not); lines[k]: the call
+  // site of the (k-1)-th inlined function, in the function that inlined it.
+  const auto own_line = source_line(module, pc);
+  known.lines.push_back(own_line.value_or(std::pair<std::string, int>{}));
+  if (inlined_frames_ && own_line) {
+    Inlined inlined = inlined_functions(module, pc);
+    known.inlined = std::move(inlined.names);
+    for (auto& site : inlined.call_sites) known.lines.push_back(std::move(site));
+  }
   return known;
 }
 
@@ -140,13 +186,16 @@ std::vector<NativeFrame> DwflSymbolizer::symbolize(const std::vector<RawFrame>& 
       frame.symbol = known.symbol;
       frame.offset = known.symbol_offset + (raw[i].pc - pc);
     }
-    for (const std::string& inlined : known.inlined) {
+    for (size_t k = 0; k < known.inlined.size(); ++k) {
       NativeFrame virtual_frame = frame;
-      virtual_frame.symbol = inlined;
+      virtual_frame.symbol = known.inlined[k];
       virtual_frame.offset = 0;
       virtual_frame.inlined = true;
+      if (k < known.lines.size()) std::tie(virtual_frame.source_file, virtual_frame.source_line) = known.lines[k];
       frames.push_back(std::move(virtual_frame));
     }
+    if (known.inlined.size() < known.lines.size())
+      std::tie(frame.source_file, frame.source_line) = known.lines[known.inlined.size()];
     frames.push_back(std::move(frame));
   }
   return frames;

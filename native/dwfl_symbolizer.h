@@ -1,7 +1,7 @@
 // Names for the pcs of a libdwfl walk: the ELF symbol (.symtab, .dynsym, or the MiniDebugInfo
 // .gnu_debugdata table, which elfutils reads itself when built with lzma; a separate debug file's
-// .symtab when libdwfl finds one), optionally the functions inlined at that pc where DWARF is
-// present, and how each frame was found.
+// .symtab when libdwfl finds one), the source line where DWARF is found locally, optionally the
+// functions inlined at that pc with their call sites, and how each frame was found.
 //
 // Cost: a symbol lookup needs only a module's symbol table, but the inlined functions need its
 // DWARF, which libdw reads (and inflates, when compressed) whole for every module a frame lands
@@ -56,6 +56,9 @@ class DwflSymbolizer {
     std::string symbol;
     uint64_t symbol_offset = 0;  // of the lookup pc
     std::vector<std::string> inlined;  // innermost first
+    // The pc's source line, then (with inlined frames) the call site of each inlined function,
+    // innermost first: lines[k] belongs to the k-th frame of inlined + the frame itself.
+    std::vector<std::pair<std::string, int>> lines;
     bool has_cfi = false;
   };
   const PcInfo& info(uint64_t lookup_pc);

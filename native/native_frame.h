@@ -26,6 +26,10 @@ struct NativeFrame {
   uint64_t module_offset = 0;  // pc minus the module's load address, for frames with no symbol
   // A function the compiler inlined into the next (outer) frame: it shares that frame's pc and sp.
   bool inlined = false;
+  // The source line of the pc (for an inlined frame's caller, of the inlined call) where the
+  // module's DWARF is found locally (a -dbg package, /usr/lib/debug/.build-id); 0 without.
+  std::string source_file{};
+  int source_line = 0;
 };
 
 struct NativeStack {

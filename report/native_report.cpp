@@ -27,6 +27,7 @@ std::string native_line(const native::NativeFrame& frame) {
     if (frame.inlined) where += " (inlined)";
     if (!frame.module.empty()) where += fmt::format(" ({})", base_name(frame.module));
   }
+  if (frame.source_line > 0) where += fmt::format(" at {}:{}", frame.source_file, frame.source_line);
   // A core's symbol and file names are its own: escaped for the terminal.
   std::string text = fmt::format("0x{:016x} in {}", frame.pc, for_terminal(where));
   // Frames found from a frame pointer may be wrong where CFI would not be: say so.
@@ -58,6 +59,8 @@ nlohmann::json native_json(const native::NativeFrame& frame) {
        frame.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(symbols::demangle(frame.symbol))},
       {"offset", frame.offset},
       {"inlined", frame.inlined},
+      {"source", frame.source_line > 0 ? nlohmann::json({{"file", frame.source_file}, {"line", frame.source_line}})
+                                       : nlohmann::json(nullptr)},
   };
 }
 

@@ -15,7 +15,10 @@ On Debian's python3.11, whose symbol table python3.11-dbg installs as a separate
 /usr/lib/debug/.build-id, also: a static function of the interpreter is named from that file; not
 once /usr/lib/debug is hidden (a mount namespace); again from the same file under --sysroot, and
 from MiniDebugInfo (a copy of the executable given a .gnu_debugdata section made from that file);
-and --inlined adds inlined functions from its DWARF without changing the other frames.
+and --inlined adds inlined functions from its DWARF without changing the other frames; the C
+frames' source lines (from the DWARF of python3.11-dbg and libc6-dbg) are those gdb finds
+for the same addresses (gdb's `info line`), and no frame of the interpreter has one with
+/usr/lib/debug hidden.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
@@ -322,6 +325,8 @@ def check_debug_files(coreanalyze, core, interpreter, workdir):
         cases.append(("--native: named from MiniDebugInfo (.gnu_debugdata)",
                       "nm, objcopy or xz missing (Debian: binutils, xz-utils)"))
 
+    cases.append(("--native: C frames' source lines are gdb's", source_line_problems(report, hidden)))
+
     inlined, error = run_json(argv + ["--inlined"])
     problems = [error] if error else []
     if inlined:
@@ -333,6 +338,79 @@ def check_debug_files(coreanalyze, core, interpreter, workdir):
             problems.append("--inlined changed the other frames: %r, without %r" % (outer, symbols))
     cases.append(("--inlined: inlined functions from DWARF, other frames unchanged", problems))
     return cases
+
+
+def elf_is_executable(path):
+    """True for an ET_EXEC file (addresses are its own), False for ET_DYN (offsets from its base)."""
+    with open(path, "rb") as elf:
+        header = elf.read(18)
+    return len(header) == 18 and header[16] == 2
+
+
+GDB_LINE = re.compile(r'^Line (\d+) of "([^"]+)"')
+
+
+def gdb_lines(module, addresses):
+    """{address: (base name of the file, line)} as gdb's `info line *ADDRESS` gives them on the
+    module (its debug file found by build-id, as gdb does). gdb, not binutils' addr2line: for
+    some lines of Debian 12's libc (DWARF 5), addr2line 2.40 names the file that includes the
+    right one (sem_wait.c for nptl/sem_waitcommon.c, whose line 183 is the one meant)."""
+    argv = ["gdb", "-nx", "-batch"]
+    for address in addresses:
+        argv += ["-ex", "info line *0x%x" % address]
+    result = subprocess.run(argv + [module], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    found = {}
+    lines = [l for l in result.stdout.decode("utf-8", "replace").splitlines()
+             if l.startswith(("Line ", "No line"))]
+    for address, line in zip(addresses, lines):
+        match = GDB_LINE.match(line)
+        found[address] = (os.path.basename(match.group(2)), int(match.group(1))) if match else None
+    return found
+
+
+def source_line_problems(report, hidden):
+    """Each C frame's source line against gdb's on the module at the same address (a return
+    address looked up one byte earlier). The frames are outermost first; a frame whose inlined
+    callee follows it shows the inlined call's site, which `info line` does not give: left out."""
+    if shutil.which("gdb") is None:
+        return ["gdb missing (it is the reference for the lines)"]
+    if not report:
+        return ["no report"]
+    wanted = {}  # (module, address) -> [(symbol, our (file, line))]
+    for thread in report["threads"]:
+        frames = (thread.get("native_stack") or {}).get("frames", [])
+        for index, frame in enumerate(frames):
+            source, module = frame.get("source"), frame.get("module")
+            if not source or not module or frame.get("inlined"):
+                continue
+            if index + 1 < len(frames) and frames[index + 1].get("inlined"):
+                continue  # (outermost first) a call site of an inlined function
+            pc = int(frame["pc"], 16)
+            address = pc if elf_is_executable(module) else frame["module_offset"]
+            if frame["how"] != "initial":
+                address -= 1
+            wanted.setdefault((module, address), []).append(
+                (frame.get("symbol"), (os.path.basename(source["file"]), source["line"])))
+    checked, problems = 0, []
+    modules = sorted({module for module, _ in wanted})
+    for module in modules:
+        addresses = sorted(address for m, address in wanted if m == module)
+        reference = gdb_lines(module, addresses)
+        for address in addresses:
+            for symbol, got in wanted[(module, address)]:
+                checked += 1
+                if reference.get(address) != got:
+                    problems.append("%s at 0x%x in %s: %s:%d, gdb says %s"
+                                    % (symbol, address, module, got[0], got[1], reference.get(address)))
+    if checked < 5:
+        problems.append("only %d C frames have a source line" % checked)
+    for thread in (hidden or {}).get("threads", []):
+        for frame in (thread.get("native_stack") or {}).get("frames", []):
+            if frame.get("source") and "python3" in os.path.basename(frame.get("module") or ""):
+                problems.append("with /usr/lib/debug hidden, %s has a source line %s"
+                                % (frame.get("symbol"), frame["source"]))
+                break
+    return problems
 
 
 def main():
