@@ -72,8 +72,8 @@ void drop_cores_with_json(const std::vector<std::string>& files, std::vector<std
     if (!dropped.count(file)) kept.push_back(file);
   const size_t cores = dropped.size() - manifests;
   if (cores > 0)
-    notes.push_back(fmt::format("{} core(s) not read: their processes' JSON results are (name "
-                                "the cores to read them instead)", cores));
+    notes.push_back(fmt::format("{} core(s) not read: the JSON results of the same processes were "
+                                "(name the cores to read them instead)", cores));
 }
 
 // What collect and watch write into a directory beside the results (the verdict, the looks taken
