@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "base/printable.h"
 #include "base/target_named_file.h"
@@ -17,27 +19,17 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
-// The file's lines, from at most kMaxFileBytes of it, each cut at kMaxLineBytes.
-std::vector<std::string> read_lines(int fd) {
-  std::vector<std::string> lines(1);
-  std::string chunk(64 * 1024, '\0');
-  size_t total = 0;
-  while (total < FileSourceReader::kMaxFileBytes) {
-    const ssize_t got = ::read(fd, chunk.data(), std::min(chunk.size(), FileSourceReader::kMaxFileBytes - total));
+// At most kMaxFileBytes of the file.
+std::string read_bounded(int fd) {
+  std::string bytes;
+  char chunk[64 * 1024];
+  while (bytes.size() < FileSourceReader::kMaxFileBytes) {
+    const ssize_t got = ::read(fd, chunk, std::min(sizeof chunk, FileSourceReader::kMaxFileBytes - bytes.size()));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    total += static_cast<size_t>(got);
-    for (ssize_t i = 0; i < got; ++i) {
-      const char c = chunk[static_cast<size_t>(i)];
-      if (c == '\n') {
-        lines.emplace_back();
-      } else if (lines.back().size() < FileSourceReader::kMaxLineBytes) {
-        lines.back().push_back(c);
-      }
-    }
+    bytes.append(chunk, static_cast<size_t>(got));
   }
-  if (lines.back().empty()) lines.pop_back();  // the text after the last line end, if any, is a line
-  return lines;
+  return bytes;
 }
 
 }  // namespace
@@ -47,28 +39,39 @@ FileSourceReader::FileSourceReader(SourcePolicy policy) : policy_(std::move(poli
   more_privileged_ = self == 0 ? policy_.uid != 0u : (policy_.uid && *policy_.uid != self);
 }
 
-const std::vector<std::string>* FileSourceReader::lines_of(const std::string& file) {
+const FileSourceReader::SourceText* FileSourceReader::text_of(const std::string& file) {
   auto cached = files_.find(file);
   if (cached != files_.end()) return cached->second ? &*cached->second : nullptr;
-  std::optional<std::vector<std::string>> lines;
+  std::optional<SourceText> text;
   // Pseudo-files such as "<string>" or "<frozen importlib._bootstrap>" have no source.
   if (policy_.enabled && !file.empty() && file.front() != '<') {
     if (auto opened = open_target_file(policy_.root, file)) {
-      if (!more_privileged_ || process_could_read(opened->status(), policy_.uid, policy_.gid))
-        lines = read_lines(opened->fd());
-      else
+      if (!more_privileged_ || process_could_read(opened->status(), policy_.uid, policy_.gid)) {
+        text.emplace();
+        text->bytes = read_bounded(opened->fd());
+        for (size_t start = 0; start < text->bytes.size();) {
+          text->line_starts.push_back(start);
+          const void* end = std::memchr(text->bytes.data() + start, '\n', text->bytes.size() - start);
+          if (end == nullptr) break;
+          start = static_cast<size_t>(static_cast<const char*>(end) - text->bytes.data()) + 1;
+        }
+      } else {
         withheld_.insert(file);
+      }
     }
   }
-  auto& slot = files_.emplace(file, std::move(lines)).first->second;
+  auto& slot = files_.emplace(file, std::move(text)).first->second;
   return slot ? &*slot : nullptr;
 }
 
 std::optional<std::string> FileSourceReader::raw_line(const std::string& file, int line_number) {
-  const auto* lines = lines_of(file);
-  if (!lines || line_number < 1 || static_cast<size_t>(line_number) > lines->size())
+  const SourceText* source = text_of(file);
+  if (!source || line_number < 1 || static_cast<size_t>(line_number) > source->line_starts.size())
     return std::nullopt;
-  std::string text = (*lines)[static_cast<size_t>(line_number) - 1];
+  const size_t start = source->line_starts[static_cast<size_t>(line_number) - 1];
+  size_t end = source->bytes.find('\n', start);
+  if (end == std::string::npos) end = source->bytes.size();
+  std::string text = source->bytes.substr(start, std::min(end - start, kMaxLineBytes));
   if (!text.empty() && text.back() == '\r') text.pop_back();  // a file written on Windows
   // A source file is whatever the path named: the lines shown reach the terminal escaped.
   return for_terminal(text);

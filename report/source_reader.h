@@ -46,10 +46,16 @@ class FileSourceReader : public SourceReader {
   const std::set<std::string>& withheld() const { return withheld_; }
 
  private:
-  const std::vector<std::string>* lines_of(const std::string& file);
+  // A file's bytes (at most kMaxFileBytes) and where each line starts: a line is cut out when it
+  // is asked for, not every line of the file when one is (most files give one line or two).
+  struct SourceText {
+    std::string bytes;
+    std::vector<size_t> line_starts;
+  };
+  const SourceText* text_of(const std::string& file);
   SourcePolicy policy_;
   bool more_privileged_ = false;  // than the process: its own permissions are checked
-  std::unordered_map<std::string, std::optional<std::vector<std::string>>> files_;
+  std::unordered_map<std::string, std::optional<SourceText>> files_;
   std::set<std::string> withheld_;
 };
 
