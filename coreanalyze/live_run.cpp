@@ -273,7 +273,11 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
       if (*out.unwinder) (**out.unwinder)->walk();
     }
     if (!out.stopped || out.stopped->timed_out()) break;
-    read.moved = out.stopped->moved();
+    // A thread without Python that woke meanwhile changed no Python stack: no reason to read
+    // them all again (an OpenMP pool wakes all the time while its rank computes).
+    read.moved.clear();
+    for (int64_t lwp : out.stopped->moved())
+      if (!without_python.contains(lwp)) read.moved.push_back(lwp);
     if (read.moved.empty() || read.reads == kMaxReads) break;
     out.stopped->release();
   }

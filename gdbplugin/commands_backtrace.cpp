@@ -31,8 +31,13 @@ void py_bt(std::string_view argument) {
   const cpython::Layout& layout = *context.analysis->stacks->layout;
   cpython::ObjectReader objects(context.analysis->target->memory(), layout);
   const size_t eval_loop_calls = cpython::eval_loop_groups(*context.thread).size();
+  std::optional<GilWaitRange> gil_wait;
+  const auto& stacks = *context.analysis->stacks;
+  if (stacks.gil_address && layout.gil.wait_begin != cpython::kAbsent)
+    gil_wait = GilWaitRange{*stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_begin),
+                            *stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_end)};
   auto calls = call_lines(selected_thread_frames(layout.eval_loop_function, eval_loop_calls),
-                          *context.thread, objects, layout.eval_loop_function);
+                          *context.thread, objects, layout.eval_loop_function, gil_wait);
   gdb_write(report::format_traceback(*context.thread, &session.sources(), style, calls));
 }
 

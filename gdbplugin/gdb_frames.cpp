@@ -1,5 +1,7 @@
 #include "gdbplugin/gdb_frames.h"
 
+#include <algorithm>
+
 #include "cpython/builtin_call.h"
 #include "cpython/eval_groups.h"
 #include "gdbplugin/gdb_api.h"
@@ -70,6 +72,10 @@ std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function
     } else {
       PyErr_Clear();
     }
+    if (frames.empty()) {  // registers of the innermost frame: what the thread is waiting in
+      if (auto call = number_from(frame.get(), "read_register", "orig_rax")) found.syscall = static_cast<int64_t>(*call);
+      if (auto rdi = number_from(frame.get(), "read_register", "rdi")) found.first_argument = *rdi;
+    }
     if (found.name == eval_loop_function) ++eval_frames;
     frames.push_back(std::move(found));
     if (eval_frames >= eval_loop_calls) break;
@@ -87,7 +93,8 @@ std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function
 std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& frames,
                                                  const cpython::PythonThread& thread,
                                                  const cpython::ObjectReader& objects,
-                                                 std::string_view eval_loop_function) {
+                                                 std::string_view eval_loop_function,
+                                                 std::optional<GilWaitRange> gil_wait) {
   std::vector<size_t> eval_frames;
   for (size_t i = 0; i < frames.size(); ++i)
     if (frames[i].name == eval_loop_function) eval_frames.push_back(i);
@@ -109,6 +116,13 @@ std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& fr
     }
     start = end + 1;
   }
+  // take_gil has no symbol in a stripped build (it is static): the wait is then told by the
+  // thread's futex() on the GIL's own condition variable, as the diagnosis tells it.
+  constexpr int64_t kFutexSyscall = 202;  // x86-64
+  const bool named = !lines.empty() && std::find(lines[0].begin(), lines[0].end(), "Waiting for the GIL") != lines[0].end();
+  if (!lines.empty() && !named && gil_wait && !frames.empty() && frames[0].syscall == kFutexSyscall &&
+      frames[0].first_argument >= gil_wait->begin && frames[0].first_argument < gil_wait->end)
+    lines[0].insert(lines[0].begin(), "Waiting for the GIL");
   return lines;
 }
 

@@ -140,13 +140,15 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
     if (fresh.empty()) return std::unexpected(describe_access_failure(pid_, ESRCH, "stop"));
     std::vector<pid_t> seized;
     for (pid_t tid : fresh) {
-      if (leave_running.contains(tid)) {  // runs no Python: known by its id alone
-        threads_.push_back(cpython::NativeThread{tid, 0, 0, 0});
-        ++left_running_;
-        continue;
-      }
+      // Asleep in a system call, Python or not: read from /proc (the diagnosis unwinds such a
+      // thread without Python when it may run a collective for the Python ones).
       if (auto blocked = blocked_in_syscall(pid_, tid)) {
         leave_in_syscall(std::move(*blocked));
+        continue;
+      }
+      if (leave_running.contains(tid)) {  // runs, and runs no Python: known by its id alone
+        threads_.push_back(cpython::NativeThread{tid, 0, 0, 0});
+        ++left_running_;
         continue;
       }
       const sig_atomic_t slot = g_traced_count;
