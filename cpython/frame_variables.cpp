@@ -30,10 +30,11 @@ class BudgetedMemory final : public AddressSpace {
   mutable size_t left_;
 };
 
-std::string bounded_repr(const AddressSpace& memory, const Layout& layout, uint64_t object) {
+std::string bounded_repr(const AddressSpace& memory, const Layout& layout, uint64_t object,
+                         RepeatedObjects repeated) {
   BudgetedMemory budget(memory, kMaxBytesReadPerValue);
   ObjectReader objects(budget, layout);
-  return ObjectRepr(objects).repr(object, kMaxReprLength);
+  return ObjectRepr(objects, repeated).repr(object, kMaxReprLength);
 }
 
 // The names of a frame's fast slots, in slot order (see VariablesLayout).
@@ -57,8 +58,9 @@ Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint6
 
 }  // namespace
 
-VariableReader::VariableReader(const AddressSpace& memory, const Layout& layout)
-    : memory_(memory), layout_(layout) {}
+VariableReader::VariableReader(const AddressSpace& memory, const Layout& layout,
+                               RepeatedObjects repeated)
+    : memory_(memory), layout_(layout), repeated_(repeated) {}
 
 Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame) const {
   return slot_values(frame, Want::kRepr);
@@ -86,7 +88,7 @@ Expected<std::vector<Variable>> VariableReader::slot_values(const PythonFrame& f
     }
     if (object == 0) continue;  // unbound
     variables.push_back({(*names)[i],
-                         want == Want::kRepr ? bounded_repr(memory_, layout_, object) : "",
+                         want == Want::kRepr ? bounded_repr(memory_, layout_, object, repeated_) : "",
                          object});
   }
   return variables;
@@ -99,7 +101,7 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
   if (!fast) return std::unexpected(fast.error());
   for (Variable& variable : *fast) {
     if (variable.name != name) continue;
-    if (want == Want::kRepr) variable.repr = bounded_repr(memory_, layout_, variable.object);
+    if (want == Want::kRepr) variable.repr = bounded_repr(memory_, layout_, variable.object, repeated_);
     return FoundVariable{Scope::kLocal, std::move(variable)};
   }
   ObjectReader objects(memory_, layout_);
@@ -121,7 +123,7 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
     auto value = containers.dict_get(mapping, name);
     if (!value) return std::unexpected(value.error());
     if (*value != 0) {
-      std::string repr = want == Want::kRepr ? bounded_repr(memory_, layout_, *value) : "";
+      std::string repr = want == Want::kRepr ? bounded_repr(memory_, layout_, *value, repeated_) : "";
       return FoundVariable{scope, {std::string(name), std::move(repr), *value}};
     }
   }
@@ -131,7 +133,7 @@ Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame&
 std::string VariableReader::repr(uint64_t object, size_t max_length) const {
   BudgetedMemory budget(memory_, kMaxBytesReadPerValue);
   ObjectReader objects(budget, layout_);
-  return ObjectRepr(objects).repr(object, max_length);
+  return ObjectRepr(objects, repeated_).repr(object, max_length);
 }
 
 }  // namespace hangpy::cpython

@@ -10,6 +10,7 @@
 
 #include "cpython/address_space.h"
 #include "cpython/layout.h"
+#include "cpython/object_repr.h"
 #include "cpython/stacks.h"
 
 namespace hangpy::cpython {
@@ -35,7 +36,8 @@ struct FoundVariable {
 
 class VariableReader {
  public:
-  VariableReader(const AddressSpace& memory, const Layout& layout);
+  VariableReader(const AddressSpace& memory, const Layout& layout,
+                 RepeatedObjects repeated = RepeatedObjects::kPython);
 
   // The frame's local variables (arguments first, then other locals, cells by value), in the
   // code object's order; unbound ones are left out.
@@ -55,6 +57,7 @@ class VariableReader {
 
   const AddressSpace& memory_;
   const Layout& layout_;
+  RepeatedObjects repeated_;
 };
 
 }  // namespace hangpy::cpython

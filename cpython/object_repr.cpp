@@ -151,7 +151,7 @@ void ObjectRepr::write_instance(Output& out, uint64_t object, const std::string&
       write(out, (*items)[i].second, depth + 1);
     }
     out.text += ")";
-    out.visited.erase(object);
+    leave(out, object);
   }
   out.text += fmt::format(" at remote 0x{:x}>", object);
 }
@@ -178,7 +178,7 @@ void ObjectRepr::write_sequence(Output& out, uint64_t object, bool is_tuple, int
   if (items->size() > kMaxReprItems) out.text += ", ...";
   if (is_tuple && items->size() == 1) out.text += ",";
   out.text += close;
-  out.visited.erase(object);
+  leave(out, object);
 }
 
 void ObjectRepr::write_dict(Output& out, uint64_t object, int depth) const {
@@ -201,7 +201,7 @@ void ObjectRepr::write_dict(Output& out, uint64_t object, int depth) const {
   }
   if (items->size() > kMaxReprItems) out.text += ", ...";
   out.text += "}";
-  out.visited.erase(object);
+  leave(out, object);
 }
 
 // libpython writes an exception as its type name and its args tuple: ValueError('text',).
@@ -220,7 +220,7 @@ void ObjectRepr::write_exception(Output& out, uint64_t object, const std::string
   out.visited.insert(object);
   out.text += type_name;
   write(out, *args, depth + 1);
-  out.visited.erase(object);
+  leave(out, object);
 }
 
 std::string ObjectRepr::repr_text(uint64_t object, bool is_python2_unicode) const {

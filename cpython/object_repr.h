@@ -24,9 +24,16 @@ namespace hangpy::cpython {
 inline constexpr int kMaxReprDepth = 8;
 inline constexpr size_t kMaxReprItems = 64;
 
+// What a repr writes for an object it meets again. Python's own repr elides only a cycle (an
+// object inside itself); gdb's libpython.py keeps one set of the objects written per repr, so an
+// object met a second time anywhere in it is elided too (`_args=(...)` for the second Thread's
+// shared empty tuple). The gdb commands print libpython's; coreanalyze prints Python's.
+enum class RepeatedObjects { kPython, kLibpython };
+
 class ObjectRepr {
  public:
-  explicit ObjectRepr(const ObjectReader& objects) : objects_(objects), containers_(objects) {}
+  explicit ObjectRepr(const ObjectReader& objects, RepeatedObjects repeated = RepeatedObjects::kPython)
+      : objects_(objects), containers_(objects), repeated_(repeated) {}
 
   // The repr, cut after `max_length` characters with "...(truncated)" appended.
   std::string repr(uint64_t object, size_t max_length) const;
@@ -53,8 +60,14 @@ class ObjectRepr {
   std::optional<std::string> builtin_function_repr(uint64_t object) const;
   std::optional<std::string> method_wrapper_repr(uint64_t object) const;
 
+  // Done writing `object`'s contents: met again later, it is elided only under libpython's rule.
+  void leave(Output& out, uint64_t object) const {
+    if (repeated_ == RepeatedObjects::kPython) out.visited.erase(object);
+  }
+
   const ObjectReader& objects_;
   ContainerReader containers_;
+  RepeatedObjects repeated_;
 };
 
 // Python's repr of a str's text: quotes chosen like Python, escapes for control characters.

@@ -29,7 +29,9 @@ std::optional<SelectedFrame> selected_python_frame() {
 }
 
 cpython::VariableReader variable_reader(const Analysis& analysis) {
-  return cpython::VariableReader(analysis.target->memory(), *analysis.stacks->layout);
+  // libpython.py's reprs: an object met again anywhere in one repr is elided (object_repr.h).
+  return cpython::VariableReader(analysis.target->memory(), *analysis.stacks->layout,
+                                 cpython::RepeatedObjects::kLibpython);
 }
 
 }  // namespace hangpy::gdbplugin

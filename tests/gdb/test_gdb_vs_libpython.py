@@ -5,7 +5,7 @@ debug info hidden, once with libpython.py auto-loaded and the debug info it need
 
 What is compared (each remaining difference is documented in docs/gdb.md): the whole output,
 line for line, with only addresses (0x...) left out of the comparison:
-  py-bt     every line: `File` lines, source lines, and the lines libpython prints for C calls
+  py-bt     every line: `File` lines, source lines, "Waiting for the GIL", and the lines libpython prints for C calls
             ("<built-in method __enter__ of _thread.lock object at remote 0x...>"), which hangpy
             finds in memory without debug info. Where libpython could not read the call's
             object ("<optimized out>": Debian's build optimizes out wrapper_call's `wp`),
@@ -36,8 +36,11 @@ import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
+# why_gil_holder.py: two threads waiting for the GIL (libpython's "Waiting for the GIL", told
+# without take_gil's symbol) and Thread objects sharing the empty tuple (libpython's per-repr
+# elision: the second `_args=(...)`).
 SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unicode_names.py",
-             "builtin_calls.py")
+             "builtin_calls.py", "why_gil_holder.py")
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
 ADDRESS = re.compile(r"0x[0-9a-f]+")
