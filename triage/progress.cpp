@@ -90,6 +90,17 @@ ThreadMotion compare_thread(const ThreadRecord& before, const ThreadRecord& afte
   return motion;
 }
 
+// A thread only one look has: new (only the later) or gone (only the earlier).
+ThreadMotion in_one_look(const ThreadRecord& thread, Motion motion) {
+  ThreadMotion result;
+  result.native_thread_id = thread.native_thread_id;
+  result.name = thread.name;
+  result.motion = motion;
+  (motion == Motion::kNew ? result.after : result.before) = where(thread);
+  result.why = motion == Motion::kNew ? "started since the first look" : "ended since the first look";
+  return result;
+}
+
 }  // namespace
 
 const char* motion_name(Motion motion) {
@@ -113,26 +124,13 @@ ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& af
   for (const auto& [key, thread] : later) {
     auto found = earlier.find(key);
     if (found == earlier.end()) {
-      ThreadMotion motion;
-      motion.native_thread_id = thread->native_thread_id;
-      motion.name = thread->name;
-      motion.motion = Motion::kNew;
-      motion.after = where(*thread);
-      motion.why = "started since the first look";
-      result.threads.push_back(std::move(motion));
+      result.threads.push_back(in_one_look(*thread, Motion::kNew));
       continue;
     }
     result.threads.push_back(compare_thread(*found->second, *thread, result.seconds));
   }
   for (const auto& [key, thread] : earlier) {
-    if (later.contains(key)) continue;
-    ThreadMotion motion;
-    motion.native_thread_id = thread->native_thread_id;
-    motion.name = thread->name;
-    motion.motion = Motion::kGone;
-    motion.before = where(*thread);
-    motion.why = "ended since the first look";
-    result.threads.push_back(std::move(motion));
+    if (!later.contains(key)) result.threads.push_back(in_one_look(*thread, Motion::kGone));
   }
   auto any = [&](Motion wanted) {
     return std::any_of(result.threads.begin(), result.threads.end(),
