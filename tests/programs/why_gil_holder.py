@@ -5,8 +5,10 @@ backtracking in `re`), two threads that want the GIL to run Python, the main thr
 The ground truth is written before the regex starts (nothing can run Python afterwards), so its
 frames of the spinning threads are earlier lines than the core's; the names and LWPs are what the
 test uses."""
+import os
 import re
 import threading
+import time
 
 import groundtruth
 
@@ -25,6 +27,10 @@ def spin():
 def backtrack():
     groundtruth.announce_blocking()
     reporter[0].join()  # the ground truth is on disk and its thread gone: no one else needs to run
+    # Python 2's join returns before the thread's C-level exit, which takes the GIL this thread is
+    # about to keep forever: wait until its OS thread is gone (main, regex and two spinners left).
+    while len(os.listdir("/proc/self/task")) > 4:
+        time.sleep(0.01)
     regex_starts.set()  # releases no GIL: this thread goes straight on into the regex
     re.match(r"(a+)+$", "a" * 64 + "b")  # 2**64 steps inside _sre, holding the GIL
 
