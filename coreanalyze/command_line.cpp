@@ -50,7 +50,7 @@ po::options_description visible_options() {
       ("json", "print JSON (schema: docs/json-schema.md)")
       ("native", "unwind each Python thread's native stack and show it with its Python frames")
       ("native-all", "also the native stacks of the threads that run no Python (implies --native)")
-      ("inlined", "also the functions inlined at each native frame, from DWARF where it exists "
+      ("inlined", "also each native frame's source line and the functions inlined at it, from DWARF where it exists "
        "(implies --native; slower: reads the debug info of every module a frame is in)")
       ("locals", "show the arguments and local variables of every Python frame (bounded reprs)")
       ("no-tasks", "do not read asyncio's tasks (shown by default when the process imported asyncio)")

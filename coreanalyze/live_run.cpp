@@ -287,7 +287,8 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   read.taken_at = unix_time_now();
   if (out.stopped) read.stopped_for = out.stopped->release();
-  read.times = read_thread_times(pid);
+  // Only a document or a snapshot shows the time axis; a text report reads no more of /proc.
+  if (line.json || line.snapshot_path) read.times = read_thread_times(pid);
   // A stop past --max-stop was undone at once, from the timer's handler; what was read is
   // dropped and the run ends with its own exit code.
   if (out.stopped && out.stopped->timed_out()) {

@@ -1,5 +1,7 @@
 #include "jobs/child_process.h"
 
+#include <climits>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -124,6 +126,12 @@ std::vector<ChildResult> run_children(const std::vector<ChildCommand>& commands,
 
 ChildResult run_child(const ChildCommand& command, std::chrono::milliseconds time_limit) {
   return run_children({command}, 1, time_limit).front();
+}
+
+std::string this_program() {
+  char path[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  return length > 0 ? std::string(path, static_cast<size_t>(length)) : "coreanalyze";
 }
 
 }  // namespace hangpy::coreanalyze

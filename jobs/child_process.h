@@ -32,4 +32,8 @@ std::vector<ChildResult> run_children(const std::vector<ChildCommand>& commands,
 // One command, waited for.
 ChildResult run_child(const ChildCommand& command, std::chrono::milliseconds time_limit);
 
+// This program's own path (/proc/self/exe), which collect, watch and the triage run again as
+// their children; "coreanalyze" when it cannot be read.
+std::string this_program();
+
 }  // namespace hangpy::coreanalyze

@@ -25,12 +25,6 @@ namespace fs = std::filesystem;
 namespace hangpy::coreanalyze {
 namespace {
 
-std::string this_program() {
-  char path[PATH_MAX];
-  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
-  return length > 0 ? std::string(path, static_cast<size_t>(length)) : "coreanalyze";
-}
-
 std::vector<std::string> split_words(const std::string& text, char separator) {
   std::vector<std::string> words;
   std::stringstream stream(text);

@@ -105,7 +105,7 @@ int run_diff(int argc, char** argv) {
   const triage::Triage triage = triage::merge(first.processes);
   const auto motions = triage::motions_since(triage, second.processes);
   std::set<std::string> in_first;
-  for (const auto& process : triage.processes) in_first.insert(process_key(process));
+  for (const auto& process : triage.processes) in_first.insert(triage::process_key(process));
 
   nlohmann::json document;
   document["processes"] = nlohmann::json::array();
@@ -134,7 +134,7 @@ int run_diff(int argc, char** argv) {
     document["processes"].push_back(std::move(entry));
   }
   for (const auto& process : second.processes) {
-    if (in_first.contains(process_key(process))) continue;
+    if (in_first.contains(triage::process_key(process))) continue;
     document["processes"].push_back({{"process", process_label(process)}, {"motion", "new"},
                                      {"host", process.labels.host.value_or("")},
                                      {"pid", process.labels.pid ? nlohmann::json(*process.labels.pid) : nullptr}});

@@ -36,9 +36,4 @@ std::string process_label(const triage::ProcessRecord& process) {
   return for_terminal(text);
 }
 
-std::string process_key(const triage::ProcessRecord& process) {
-  return fmt::format("{}/{}", process.labels.host.value_or(""),
-                     process.labels.pid ? std::to_string(*process.labels.pid) : process.source);
-}
-
 }  // namespace hangpy::coreanalyze

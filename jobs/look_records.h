@@ -21,7 +21,4 @@ LookRecords read_look(const std::vector<std::string>& paths, const TriageAnalysi
 // "rank 2 (pid 4242)", "pid 4242 (python3)": a process in a line of watch's or diff's output.
 std::string process_label(const triage::ProcessRecord& process);
 
-// The key that finds the same process in another look: its host and pid.
-std::string process_key(const triage::ProcessRecord& process);
-
 }  // namespace hangpy::coreanalyze

@@ -29,12 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string this_program() {
-  char path[PATH_MAX];
-  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
-  return length > 0 ? std::string(path, static_cast<size_t>(length)) : "coreanalyze";
-}
-
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -119,7 +113,7 @@ LookSummary follow(Watch& watch, LookRecords& look, double now) {
   LookSummary summary;
   std::map<std::string, Followed> next;
   for (triage::ProcessRecord& process : look.processes) {
-    const std::string key = process_key(process);
+    const std::string key = triage::process_key(process);
     const double taken = process.taken_at.value_or(now);
     Followed state;
     auto known = watch.followed.find(key);

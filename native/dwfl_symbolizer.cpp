@@ -133,10 +133,13 @@ const DwflSymbolizer::PcInfo& DwflSymbolizer::info(uint64_t pc) {
     known.symbol_offset = symbol->offset;
   }
   // lines[0]: the pc's own line, in the innermost function (inlined or not); lines[k]: the call
-  // site of the (k-1)-th inlined function, in the function that inlined it.
+  // site of the (k-1)-th inlined function, in the function that inlined it. Only when DWARF is
+  // asked for (--inlined): a -dbg package's debug info, inflated to find one line table, made
+  // --native on a small core 150 ms instead of 5 (scripts/bench).
+  if (!inlined_frames_) return known;
   const auto own_line = source_line(module, pc);
   known.lines.push_back(own_line.value_or(std::pair<std::string, int>{}));
-  if (inlined_frames_ && own_line) {
+  if (own_line) {
     Inlined inlined = inlined_functions(module, pc);
     known.inlined = std::move(inlined.names);
     for (auto& site : inlined.call_sites) known.lines.push_back(std::move(site));

@@ -1,6 +1,6 @@
 // Names for the pcs of a libdwfl walk: the ELF symbol (.symtab, .dynsym, or the MiniDebugInfo
 // .gnu_debugdata table, which elfutils reads itself when built with lzma; a separate debug file's
-// .symtab when libdwfl finds one), the source line where DWARF is found locally, optionally the
+// .symtab when libdwfl finds one), optionally (with DWARF asked for) the source line and the
 // functions inlined at that pc with their call sites, and how each frame was found.
 //
 // Cost: a symbol lookup needs only a module's symbol table, but the inlined functions need its

@@ -142,6 +142,11 @@ ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& af
   return result;
 }
 
+std::string process_key(const ProcessRecord& process) {
+  return fmt::format("{}/{}", process.labels.host.value_or(""),
+                     process.labels.pid ? std::to_string(*process.labels.pid) : process.source);
+}
+
 std::string python_places(const ProcessRecord& record, size_t most) {
   std::vector<std::string> places;
   for (const ThreadRecord& thread : record.threads) {

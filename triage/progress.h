@@ -50,6 +50,9 @@ struct ProcessMotion {
 ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& after,
                             std::optional<double> seconds_between = std::nullopt);
 
+// The key that finds the same process in another look: its host and pid (its input without a pid).
+std::string process_key(const ProcessRecord& process);
+
 // The process's Python threads' innermost places, "`wait` at train.py:42; `run` at x.py:7": what
 // a line about a stuck or busy process shows.
 std::string python_places(const ProcessRecord& record, size_t most = 2);

@@ -9,11 +9,6 @@
 namespace hangpy::triage {
 namespace {
 
-std::string key_of(const ProcessRecord& process) {
-  return fmt::format("{}/{}", process.labels.host.value_or(""),
-                     process.labels.pid ? std::to_string(*process.labels.pid) : process.source);
-}
-
 // The thread whose motion the line gives as its reason: one that moved, else one that is busy.
 const ThreadMotion* telling_thread(const ProcessMotion& motion, Motion wanted) {
   for (const ThreadMotion& thread : motion.threads)
@@ -32,10 +27,10 @@ std::string thread_reason(const ThreadMotion& thread) {
 
 std::map<int, ProcessMotion> motions_since(const Triage& triage, const std::vector<ProcessRecord>& later) {
   std::map<std::string, const ProcessRecord*> by_key;
-  for (const ProcessRecord& process : later) by_key.emplace(key_of(process), &process);
+  for (const ProcessRecord& process : later) by_key.emplace(process_key(process), &process);
   std::map<int, ProcessMotion> motions;
   for (size_t index = 0; index < triage.processes.size(); ++index) {
-    auto found = by_key.find(key_of(triage.processes[index]));
+    auto found = by_key.find(process_key(triage.processes[index]));
     if (found != by_key.end())
       motions.emplace(static_cast<int>(index), compare_looks(triage.processes[index], *found->second));
   }

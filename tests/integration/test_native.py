@@ -15,7 +15,7 @@ On Debian's python3.11, whose symbol table python3.11-dbg installs as a separate
 /usr/lib/debug/.build-id, also: a static function of the interpreter is named from that file; not
 once /usr/lib/debug is hidden (a mount namespace); again from the same file under --sysroot, and
 from MiniDebugInfo (a copy of the executable given a .gnu_debugdata section made from that file);
-and --inlined adds inlined functions from its DWARF without changing the other frames; the C
+and --inlined adds inlined functions from its DWARF without changing the other frames, and the C
 frames' source lines (from the DWARF of python3.11-dbg and libc6-dbg) are those gdb finds
 for the same addresses (gdb's `info line`), and no frame of the interpreter has one with
 /usr/lib/debug hidden.
@@ -325,9 +325,10 @@ def check_debug_files(coreanalyze, core, interpreter, workdir):
         cases.append(("--native: named from MiniDebugInfo (.gnu_debugdata)",
                       "nm, objcopy or xz missing (Debian: binutils, xz-utils)"))
 
-    cases.append(("--native: C frames' source lines are gdb's", source_line_problems(report, hidden)))
-
     inlined, error = run_json(argv + ["--inlined"])
+    hidden_inlined, _ = run_json(debug_dir_hidden(argv + ["--inlined"], empty))
+    cases.append(("--inlined: C frames' source lines are gdb's", source_line_problems(inlined, hidden_inlined)))
+
     problems = [error] if error else []
     if inlined:
         frames = worker_frames(inlined)
