@@ -33,7 +33,7 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
   details.diagnosis = diagnose_threads(memory, stacks, native, facts);
   if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
   if (native && request.call_notes && stacks.layout)
-    details.call_notes = report::find_call_notes(memory, *stacks.layout, *native);
+    details.call_notes = report::find_call_notes(target, *stacks.layout, *native);
   return details;
 }
 

@@ -11,17 +11,50 @@
 namespace hangpy::cpython {
 namespace {
 
-// Without symbols a function's size is unknown: a pc this close after its start counts as in it.
+// Where a module's unwind table does not bound a function (unreadable, or another linker's
+// table), a pc this close after the function's start counts as in it.
 constexpr uint64_t kFunctionSpan = 16 * 1024;
 constexpr uint64_t kLowestObjectAddress = 0x10000;
 
-// The innermost of `pcs` that lies in `function`; nullopt when none does.
-std::optional<size_t> running_at(uint64_t function, std::span<const uint64_t> pcs) {
-  if (function == 0) return std::nullopt;
-  for (size_t i = 0; i < pcs.size(); ++i)
-    if (pcs[i] >= function && pcs[i] - function < kFunctionSpan) return i;
-  return std::nullopt;
-}
+// Each pc with the bounds of the function it is in: a caller's pc is a return address, which
+// may be one past its function's end (a call as the last instruction), and an innermost pc may
+// be the first instruction of a function (a breakpoint on it), so the function of pc - 1 counts
+// too.
+class CodePlaces {
+ public:
+  CodePlaces(std::span<const uint64_t> pcs, const FunctionRanges* ranges) : pcs_(pcs) {
+    for (uint64_t pc : pcs) {
+      Bounds bounds;
+      if (ranges) {
+        bounds.at = ranges->function_at(pc);
+        if (pc > 0) bounds.before = ranges->function_at(pc - 1);
+      }
+      bounds_.push_back(bounds);
+    }
+  }
+  size_t size() const { return pcs_.size(); }
+  bool bounded(size_t i) const { return bounds_[i].at || bounds_[i].before; }
+  // Whether frame i runs the function that starts at `function`; `other_starts` are the other
+  // candidates' functions, which an unbounded pc belongs to when one starts closer before it.
+  bool runs(size_t i, uint64_t function, std::span<const uint64_t> other_starts) const {
+    if (function == 0) return false;
+    if (bounded(i)) {
+      return (bounds_[i].at && bounds_[i].at->start == function) ||
+             (bounds_[i].before && bounds_[i].before->start == function);
+    }
+    const uint64_t pc = pcs_[i];
+    if (pc < function || pc - function >= kFunctionSpan) return false;
+    return std::none_of(other_starts.begin(), other_starts.end(),
+                        [function, pc](uint64_t other) { return other > function && other <= pc; });
+  }
+
+ private:
+  struct Bounds {
+    std::optional<MemoryRange> at, before;
+  };
+  std::span<const uint64_t> pcs_;
+  std::vector<Bounds> bounds_;
+};
 
 // The C functions a built-in callable runs when called.
 std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
@@ -51,13 +84,15 @@ std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
 }  // namespace
 
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
-                                            uint64_t high, std::span<const uint64_t> pcs) {
+                                            uint64_t high, std::span<const uint64_t> pcs,
+                                            const FunctionRanges* ranges) {
   std::vector<BuiltinCall> calls;
   low = (low + 7) & ~uint64_t{7};
-  if (high <= low) return calls;
+  if (high <= low || pcs.empty()) return calls;
   high = std::min(high, low + kMaxBuiltinScanBytes);
   auto words = read_bytes(objects.memory(), low, high - low);
   if (!words) return calls;
+  const CodePlaces places(pcs, ranges);
   std::unordered_set<uint64_t> seen;
   struct Candidate {
     uint64_t object;
@@ -65,6 +100,11 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
   };
   std::vector<Candidate> candidates;
   const uint64_t tag_mask = objects.layout().frame.stack_ref_tag_mask;
+  auto runs_anywhere = [&places](uint64_t function) {
+    for (size_t i = 0; i < places.size(); ++i)
+      if (places.runs(i, function, {})) return true;
+    return false;
+  };
   for (size_t at = 0; at + 8 <= words->size(); at += 8) {
     uint64_t word = 0;
     std::memcpy(&word, words->data() + at, 8);
@@ -75,33 +115,27 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
     auto type = objects.type_name(word);
     if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
     auto functions = c_functions(objects, word, *type);
-    if (std::any_of(functions.begin(), functions.end(),
-                    [pcs](uint64_t function) { return running_at(function, pcs).has_value(); }))
+    if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
       candidates.push_back({word, std::move(functions)});
   }
-  // Which frame runs each call: a pc belongs to the candidate function that starts closest
-  // before it (function sizes are unknown); innermost call first, as libpython lists C frames.
+  // Which frame runs each call (an unbounded pc belongs to the candidate function that starts
+  // closest before it); innermost call first, as libpython lists C frames.
   std::vector<uint64_t> starts;
   for (const Candidate& candidate : candidates)
     starts.insert(starts.end(), candidate.functions.begin(), candidate.functions.end());
-  auto owns = [&starts](uint64_t function, uint64_t pc) {
-    if (function == 0 || pc < function || pc - function >= kFunctionSpan) return false;
-    return std::none_of(starts.begin(), starts.end(),
-                        [function, pc](uint64_t other) { return other > function && other <= pc; });
-  };
   std::vector<std::pair<size_t, uint64_t>> ordered;  // (frame, object)
   for (const Candidate& candidate : candidates) {
     size_t frame = pcs.size();
     for (size_t i = 0; i < pcs.size() && frame == pcs.size(); ++i)
       for (uint64_t function : candidate.functions)
-        if (owns(function, pcs[i])) frame = i;
-    ordered.emplace_back(frame, candidate.object);
+        if (places.runs(i, function, starts)) frame = i;
+    ordered.emplace_back(frame, candidate.object);  // pcs.size(): an unbounded guess, last
   }
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   ObjectRepr printer(objects);
   for (const auto& [frame, object] : ordered)
-    if (auto line = printer.callable_repr(object)) calls.push_back({object, *line});
+    if (auto line = printer.callable_repr(object)) calls.push_back({object, *line, frame});
   return calls;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpython/function_ranges.h"
 #include "cpython/object_reader.h"
 
 namespace hangpy::cpython {
@@ -21,14 +22,19 @@ inline constexpr uint64_t kMaxBuiltinScanBytes = 64 * 1024;
 struct BuiltinCall {
   uint64_t object = 0;  // the builtin_function_or_method or method-wrapper
   std::string line;     // as libpython prints it
+  size_t frame = 0;     // the index in `pcs` of the frame running its C function (pcs.size():
+                        // not told apart from another candidate's, where no unwind table bounds them)
 };
 
 // The built-in calls running in one range of native stack, innermost first: [low, high) are
 // stack addresses (the innermost frame's stack pointer up to the eval-loop frame's), `pcs` the
 // program counters of the native frames in that range. A candidate counts when one of `pcs` lies
 // in the C function it calls (its PyMethodDef's ml_meth; a method-wrapper's wrapper or slot
-// function), so a stale pointer left on the stack by an earlier call is not taken.
+// function), so a stale pointer left on the stack by an earlier call is not taken. Where a
+// function's bounds are found in `ranges` (its module's unwind table) they decide; where not, a
+// pc within a guessed span after the function's start counts.
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
-                                            uint64_t high, std::span<const uint64_t> pcs);
+                                            uint64_t high, std::span<const uint64_t> pcs,
+                                            const FunctionRanges* ranges);
 
 }  // namespace hangpy::cpython

@@ -31,19 +31,24 @@ class BudgetedMemory final : public AddressSpace {
 };
 
 std::string bounded_repr(const AddressSpace& memory, const Layout& layout, uint64_t object,
-                         RepeatedObjects repeated) {
+                         RepeatedObjects repeated, std::set<uint64_t>* visited = nullptr) {
   BudgetedMemory budget(memory, kMaxBytesReadPerValue);
   ObjectReader objects(budget, layout);
+  if (visited) return ObjectRepr(objects, repeated).repr(object, kMaxReprLength, *visited);
   return ObjectRepr(objects, repeated).repr(object, kMaxReprLength);
 }
 
-// The names of a frame's fast slots, in slot order (see VariablesLayout).
-Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint64_t code) {
+// The names of a frame's fast slots, in slot order (see VariablesLayout); with kPlainLocals only
+// the leading plain locals'.
+Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint64_t code,
+                                              SlotsShown shown) {
   const VariablesLayout& v = objects.layout().variables;
   ContainerReader containers(objects);
   std::vector<std::string> names;
   for (int32_t offset : {v.code_local_names, v.code_cell_names, v.code_free_names}) {
     if (offset == kAbsent) continue;
+    // Before 3.11 the first tuple (co_varnames) holds the plain locals alone.
+    if (shown == SlotsShown::kPlainLocals && offset != v.code_local_names) break;
     auto tuple = read_pointer(objects.memory(), code + static_cast<uint64_t>(offset));
     if (!tuple) return std::unexpected(tuple.error());
     auto items = containers.tuple_items(*tuple, kMaxLocals);
@@ -53,17 +58,31 @@ Expected<std::vector<std::string>> slot_names(const ObjectReader& objects, uint6
       names.push_back(name ? *name : fmt::format("<unreadable name at 0x{:x}>", item));
     }
   }
+  if (shown == SlotsShown::kPlainLocals && v.code_local_count != kAbsent) {
+    auto count = read_value<int32_t>(objects.memory(), code + static_cast<uint64_t>(v.code_local_count));
+    if (!count) return std::unexpected(count.error());
+    if (*count >= 0 && static_cast<size_t>(*count) <= names.size()) names.resize(static_cast<size_t>(*count));
+  }
   return names;
 }
 
 }  // namespace
 
 VariableReader::VariableReader(const AddressSpace& memory, const Layout& layout,
-                               RepeatedObjects repeated)
-    : memory_(memory), layout_(layout), repeated_(repeated) {}
+                               RepeatedObjects repeated, SlotsShown shown)
+    : memory_(memory), layout_(layout), repeated_(repeated), shown_(shown) {}
 
 Expected<std::vector<Variable>> VariableReader::locals(const PythonFrame& frame) const {
   return slot_values(frame, Want::kRepr);
+}
+
+Expected<std::vector<Variable>> VariableReader::locals_as_one_repr(const PythonFrame& frame) const {
+  auto variables = slot_values(frame, Want::kObjectOnly);
+  if (!variables) return variables;
+  std::set<uint64_t> visited;
+  for (Variable& variable : *variables)
+    variable.repr = bounded_repr(memory_, layout_, variable.object, repeated_, &visited);
+  return variables;
 }
 
 Expected<std::vector<Variable>> VariableReader::slot_values(const PythonFrame& frame,
@@ -71,7 +90,7 @@ Expected<std::vector<Variable>> VariableReader::slot_values(const PythonFrame& f
   if (layout_.frame.localsplus == kAbsent)
     return make_error(ErrorKind::kUnsupported, "this layout has no frame slots");
   ObjectReader objects(memory_, layout_);
-  auto names = slot_names(objects, frame.code_address);
+  auto names = slot_names(objects, frame.code_address, shown_);
   if (!names) return std::unexpected(names.error());
   std::vector<Variable> variables;
   uint64_t slots = frame.address + static_cast<uint64_t>(layout_.frame.localsplus);

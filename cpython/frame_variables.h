@@ -34,14 +34,22 @@ struct FoundVariable {
   Variable variable;
 };
 
+// Which of a frame's slots are its variables: all (cells and free variables by value, as Python's
+// f_locals has them), or only the plain locals, as libpython.py lists them (co_nlocals).
+enum class SlotsShown { kAll, kPlainLocals };
+
 class VariableReader {
  public:
   VariableReader(const AddressSpace& memory, const Layout& layout,
-                 RepeatedObjects repeated = RepeatedObjects::kPython);
+                 RepeatedObjects repeated = RepeatedObjects::kPython,
+                 SlotsShown shown = SlotsShown::kAll);
 
   // The frame's local variables (arguments first, then other locals, cells by value), in the
   // code object's order; unbound ones are left out.
   Expected<std::vector<Variable>> locals(const PythonFrame& frame) const;
+  // The same with their reprs written as one (libpython's frame line): under libpython's rule an
+  // object one variable's repr wrote is elided in the next ones'.
+  Expected<std::vector<Variable>> locals_as_one_repr(const PythonFrame& frame) const;
   // `name` looked up the way Python does: locals, then the frame's globals, then builtins.
   // nullopt when it is none of them. Without a repr (kObjectOnly) only the slots' pointers and
   // names are read, no local's contents: what a snapshot keeps is what the analysis read, and a
@@ -58,6 +66,7 @@ class VariableReader {
   const AddressSpace& memory_;
   const Layout& layout_;
   RepeatedObjects repeated_;
+  SlotsShown shown_;
 };
 
 }  // namespace hangpy::cpython

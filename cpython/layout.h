@@ -230,6 +230,10 @@ struct VariablesLayout {
   int32_t code_local_names = kAbsent;
   int32_t code_cell_names = kAbsent;
   int32_t code_free_names = kAbsent;
+  // co_nlocals (int): how many of co_localsplusnames' first slots are plain locals, the rest being
+  // cells and free variables (3.11 on; before, co_varnames holds just those). libpython.py lists
+  // only these.
+  int32_t code_local_count = kAbsent;
   int32_t tuple_items = 24;    // PyTupleObject.ob_item (32 from 3.14: after a cached ob_hash)
   int32_t list_items = 24;     // PyListObject.ob_item (a pointer to the array)
   int32_t cell_reference = 16; // PyCellObject.ob_ref

@@ -56,8 +56,14 @@ std::string quote_string(const std::string& text, bool bytes_prefix) {
 }
 
 std::string ObjectRepr::repr(uint64_t object, size_t max_length) const {
-  Output out{"", max_length, {}};
+  std::set<uint64_t> visited;
+  return repr(object, max_length, visited);
+}
+
+std::string ObjectRepr::repr(uint64_t object, size_t max_length, std::set<uint64_t>& visited) const {
+  Output out{"", max_length, std::move(visited)};
   write(out, object, 0);
+  visited = std::move(out.visited);
   if (out.text.size() > max_length) out.text = out.text.substr(0, max_length) + "...(truncated)";
   return out.text;
 }
@@ -140,8 +146,10 @@ void ObjectRepr::write_instance(Output& out, uint64_t object, const std::string&
   auto items = depth < kMaxReprDepth ? attributes.items(object, kMaxReprItems)
                                      : Expected<std::vector<std::pair<uint64_t, uint64_t>>>{};
   out.text += "<" + type_name;
+  // Marked written even without attributes: libpython's one set per repr elides such an
+  // instance (a lock) met again too.
+  out.visited.insert(object);
   if (items && !items->empty()) {
-    out.visited.insert(object);
     out.text += "(";
     for (size_t i = 0; i < items->size() && !out.full(); ++i) {
       if (i > 0) out.text += ", ";
@@ -151,8 +159,8 @@ void ObjectRepr::write_instance(Output& out, uint64_t object, const std::string&
       write(out, (*items)[i].second, depth + 1);
     }
     out.text += ")";
-    leave(out, object);
   }
+  leave(out, object);
   out.text += fmt::format(" at remote 0x{:x}>", object);
 }
 

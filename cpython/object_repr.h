@@ -37,6 +37,9 @@ class ObjectRepr {
 
   // The repr, cut after `max_length` characters with "...(truncated)" appended.
   std::string repr(uint64_t object, size_t max_length) const;
+  // The same, eliding (under libpython's rule) the objects already in `visited`, which gets the
+  // objects this repr wrote: libpython.py's frame line writes all its locals with one set.
+  std::string repr(uint64_t object, size_t max_length, std::set<uint64_t>& visited) const;
   // A builtin_function_or_method or method-wrapper object as libpython names it; nullopt when
   // the object is neither (or unreadable).
   std::optional<std::string> callable_repr(uint64_t object) const;

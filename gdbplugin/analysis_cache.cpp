@@ -45,7 +45,7 @@ Session& Session::instance() {
 void Session::invalidate() {
   analysis_.reset();
   tasks_.reset();
-  selected_frames_.clear();
+  selected_stops_.clear();
   sources_ = report::FileSourceReader();  // files may have changed while the process ran
 }
 
@@ -123,9 +123,16 @@ ThreadContext Session::current_thread() {
   return ThreadContext{&current, *lwp, current.thread_for_lwp(*lwp)};
 }
 
-size_t Session::selected_frame(int64_t lwp) const {
-  auto found = selected_frames_.find(lwp);
-  return found == selected_frames_.end() ? 0 : found->second;
+const cpython::FunctionRanges& Analysis::function_ranges() const {
+  if (!function_ranges_)
+    function_ranges_ = std::make_unique<cpython::FunctionRanges>(target->memory(), target->modules());
+  return *function_ranges_;
+}
+
+std::optional<Session::SelectedStop> Session::selected_stop(int64_t lwp) const {
+  auto found = selected_stops_.find(lwp);
+  if (found == selected_stops_.end()) return std::nullopt;
+  return found->second;
 }
 
 }  // namespace hangpy::gdbplugin

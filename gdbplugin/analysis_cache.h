@@ -12,6 +12,7 @@
 
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
+#include "cpython/function_ranges.h"
 #include "diagnosis/task_waits.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/gdb_target.h"
@@ -25,6 +26,11 @@ struct Analysis {
 
   // The Python thread running on this LWP; null when none does.
   const cpython::PythonThread* thread_for_lwp(int64_t lwp) const;
+  // The bounds of the target's C functions (the built-in calls py-bt names), made on first use.
+  const cpython::FunctionRanges& function_ranges() const;
+
+ private:
+  mutable std::unique_ptr<cpython::FunctionRanges> function_ranges_;
 };
 
 // What a command works on: gdb's selected thread and, when it runs Python, its Python thread.
@@ -49,13 +55,17 @@ class Session {
   ThreadContext current_thread();
 
   void invalidate();
-  // Index of the selected Python frame of a thread, 0 = innermost.
-  size_t selected_frame(int64_t lwp) const;
-  // False until py-up or py-down selected one in this thread since the stop: gdb's own frame is
+  // The selected stop of a thread (gdbplugin/python_stops.h: a Python frame or a C call's line
+  // libpython prints; 0 = innermost), and the Python frame it is (none for a C call's line).
+  // None until py-up or py-down selected one in this thread since the stop: gdb's own frame is
   // then below every Python frame (a breakpoint in C), and the first py-up selects the innermost
   // Python frame rather than its caller, as libpython.py does.
-  bool has_selected_frame(int64_t lwp) const { return selected_frames_.contains(lwp); }
-  void select_frame(int64_t lwp, size_t index) { selected_frames_[lwp] = index; }
+  struct SelectedStop {
+    size_t stop = 0;
+    std::optional<size_t> python_frame{};
+  };
+  std::optional<SelectedStop> selected_stop(int64_t lwp) const;
+  void select_stop(int64_t lwp, SelectedStop stop) { selected_stops_[lwp] = stop; }
 
   report::FileSourceReader& sources() { return sources_; }
   // How many analyses ran (py-threads shows it; tests check that the cache is used).
@@ -65,7 +75,7 @@ class Session {
   std::optional<Analysis> analysis_;
   std::optional<diagnosis::TaskForest> tasks_;  // of analysis_, once read
   InferiorId analyzed_inferior_;
-  std::map<int64_t, size_t> selected_frames_;
+  std::map<int64_t, SelectedStop> selected_stops_;
   report::FileSourceReader sources_;
   uint64_t analyses_run_ = 0;
 };

@@ -8,6 +8,7 @@
 #include "gdbplugin/frame_summary.h"
 #include "gdbplugin/gdb_frames.h"
 #include "gdbplugin/python_error.h"
+#include "gdbplugin/python_stops.h"
 #include "gdbplugin/selected_frame.h"
 #include "report/stack_report.h"
 
@@ -28,16 +29,18 @@ void py_bt(std::string_view argument) {
   style.carets = false;            // and no caret lines: the output reads line for line the same
   // What each eval-loop call is calling in C, as libpython prints it; from gdb's frames, which
   // only the selected thread (the one `thread apply` is at) has.
-  const cpython::Layout& layout = *context.analysis->stacks->layout;
-  cpython::ObjectReader objects(context.analysis->target->memory(), layout);
-  const size_t eval_loop_calls = cpython::eval_loop_groups(*context.thread).size();
+  const Analysis& analysis = *context.analysis;
+  const cpython::Layout& layout = *analysis.stacks->layout;
+  cpython::ObjectReader objects(analysis.target->memory(), layout);
+  const size_t eval_loop_calls_made = cpython::eval_loop_groups(*context.thread).size();
   std::optional<GilWaitRange> gil_wait;
-  const auto& stacks = *context.analysis->stacks;
+  const auto& stacks = *analysis.stacks;
   if (stacks.gil_address && layout.gil.wait_begin != cpython::kAbsent)
     gil_wait = GilWaitRange{*stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_begin),
                             *stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_end)};
-  auto calls = call_lines(selected_thread_frames(layout.eval_loop_function, eval_loop_calls),
-                          *context.thread, objects, layout.eval_loop_function, gil_wait);
+  auto calls = call_texts(eval_loop_calls(selected_thread_frames(layout.eval_loop_function, eval_loop_calls_made),
+                                          *context.thread, objects, layout.eval_loop_function,
+                                          &analysis.function_ranges(), gil_wait));
   gdb_write(report::format_traceback(*context.thread, &session.sources(), style, calls));
 }
 
@@ -49,16 +52,14 @@ void py_bt_full(std::string_view argument) {
     gdb_write(no_python_frames_line(context));
     return;
   }
-  cpython::VariableReader variables = variable_reader(*context.analysis);
-  const auto& frames = context.thread->frames;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    // One write per frame: a long stack shows while it is read, and stops at a pager "q".
-    gdb_write(fmt::format("#{} {}\n{}", i, frame_summary(frames[i], variables),
-                          source_line(frames[i], session.sources())));
+  const std::vector<PythonStop> stops = python_stops(context);
+  for (const PythonStop& stop : stops) {
+    // One write per stop: a long stack shows while it is read, and stops at a pager "q".
+    gdb_write(format_stop(stop, context));
     if (PyErr_CheckSignals() != 0) throw PythonErrorSet();
   }
   if (context.thread->error)
-    gdb_write(fmt::format("#{} <frames end here: {}>\n", frames.size(),
+    gdb_write(fmt::format("#{} <frames end here: {}>\n", stops.empty() ? 0 : stops.back().number + 1,
                           context.thread->error->describe()));
 }
 
@@ -73,7 +74,8 @@ const CommandList kCommands{
      "Print the Python stack of the selected thread with each frame's local variables.\n"
      "Usage: py-bt-full\n"
      "One `#N Frame 0x..., for file F, line L, in NAME (locals)` line and the source line per\n"
-     "Python frame, #0 being the most recent call (the numbers py-up and py-down move by).",
+     "Python frame, most recent call first, and a `#N <built-in method ...>` line per C call\n"
+     "py-bt names; N is the gdb frame's number, as in libpython.py.",
      py_bt_full},
 };
 

@@ -19,7 +19,9 @@ std::string frame_summary(const cpython::PythonFrame& frame,
   std::string line = frame.line ? std::to_string(*frame.line) : "?";
   std::string text = fmt::format("Frame 0x{:x}, for file {}, line {}, in {} (", frame.address,
                                  frame.file, line, frame.function);
-  if (auto locals = variables.locals(frame)) {
+  // One repr for the whole line, as libpython writes a frame: an object one local's repr wrote
+  // is `<...>` in the next ones'.
+  if (auto locals = variables.locals_as_one_repr(frame)) {
     bool first = true;
     for (const cpython::Variable& variable : *locals) {
       if (!first) text += ", ";

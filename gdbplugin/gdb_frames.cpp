@@ -90,40 +90,61 @@ std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function
   return frames;
 }
 
-std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& frames,
-                                                 const cpython::PythonThread& thread,
-                                                 const cpython::ObjectReader& objects,
-                                                 std::string_view eval_loop_function,
-                                                 std::optional<GilWaitRange> gil_wait) {
+EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython::PythonThread& thread,
+                              const cpython::ObjectReader& objects, std::string_view eval_loop_function,
+                              const cpython::FunctionRanges* ranges,
+                              std::optional<GilWaitRange> gil_wait) {
+  EvalLoopCalls result;
   std::vector<size_t> eval_frames;
   for (size_t i = 0; i < frames.size(); ++i)
     if (frames[i].name == eval_loop_function) eval_frames.push_back(i);
-  auto groups = cpython::eval_loop_groups(thread);
-  std::vector<std::vector<std::string>> lines(groups.size());
+  const size_t groups = cpython::eval_loop_groups(thread).size();
+  auto& lines = result.calls;
   size_t start = 0;
-  for (size_t k = 0; k < groups.size() && k < eval_frames.size(); ++k) {
-    size_t end = eval_frames[k];
+  for (size_t k = 0; k < groups && k < eval_frames.size(); ++k) {
+    const size_t end = eval_frames[k];
+    result.gdb_frames.push_back(end);
+    lines.emplace_back();
     std::vector<uint64_t> pcs;
     for (size_t i = start; i < end; ++i) {
       pcs.push_back(frames[i].pc);
-      if (waits_for_gil(frames[i].name)) lines[k].push_back("Waiting for the GIL");
-      else if (collects_garbage(frames[i].name)) lines[k].push_back("Garbage-collecting");
+      if (waits_for_gil(frames[i].name)) lines[k].push_back({"Waiting for the GIL", i});
+      else if (collects_garbage(frames[i].name)) lines[k].push_back({"Garbage-collecting", i});
     }
     if (start < end) {
-      for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp,
-                                                          frames[end].sp, pcs))
-        lines[k].push_back(call.line);
+      for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp, frames[end].sp,
+                                                          pcs, ranges)) {
+        // libpython names the frame that calls the C function (cfunction_call, wrapper_call):
+        // the one just outside it, unless that is the eval loop's own.
+        size_t frame = start + std::min(call.frame, pcs.size() - 1);
+        if (frame + 1 < end) ++frame;
+        lines[k].push_back({call.line, frame});
+      }
     }
+    std::stable_sort(lines[k].begin(), lines[k].end(),
+                     [](const CallLine& a, const CallLine& b) { return a.gdb_frame < b.gdb_frame; });
     start = end + 1;
   }
+  result.complete = groups > 0 && eval_frames.size() >= groups;
   // take_gil has no symbol in a stripped build (it is static): the wait is then told by the
   // thread's futex() on the GIL's own condition variable, as the diagnosis tells it.
   constexpr int64_t kFutexSyscall = 202;  // x86-64
-  const bool named = !lines.empty() && std::find(lines[0].begin(), lines[0].end(), "Waiting for the GIL") != lines[0].end();
+  const bool named = !lines.empty() &&
+                     std::any_of(lines[0].begin(), lines[0].end(),
+                                 [](const CallLine& line) { return line.text == "Waiting for the GIL"; });
   if (!lines.empty() && !named && gil_wait && !frames.empty() && frames[0].syscall == kFutexSyscall &&
       frames[0].first_argument >= gil_wait->begin && frames[0].first_argument < gil_wait->end)
-    lines[0].insert(lines[0].begin(), "Waiting for the GIL");
-  return lines;
+    lines[0].insert(lines[0].begin(), CallLine{"Waiting for the GIL", 0});
+  return result;
+}
+
+std::vector<std::vector<std::string>> call_texts(const EvalLoopCalls& calls) {
+  std::vector<std::vector<std::string>> texts;
+  for (const auto& group : calls.calls) {
+    texts.emplace_back();
+    for (const CallLine& line : group) texts.back().push_back(line.text);
+  }
+  return texts;
 }
 
 }  // namespace hangpy::gdbplugin

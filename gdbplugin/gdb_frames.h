@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cpython/function_ranges.h"
 #include "cpython/object_reader.h"
 #include "cpython/stacks.h"
 
@@ -37,15 +38,33 @@ struct GilWaitRange {
 std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function,
                                              size_t eval_loop_calls);
 
-// For each eval-loop call of `thread` (cpython::eval_loop_groups order), the lines libpython's
-// py-bt prints for the C frames just inside it: "Waiting for the GIL", "Garbage-collecting" (by
-// frame name, where gdb has the symbol; the GIL wait also, without take_gil's symbol, by the
-// innermost frame's futex() on an address in `gil_wait`) and the built-in being called (found in
-// memory, see cpython/builtin_call.h). Empty when the eval-loop frames cannot be matched.
-std::vector<std::vector<std::string>> call_lines(const std::vector<GdbFrame>& frames,
-                                                 const cpython::PythonThread& thread,
-                                                 const cpython::ObjectReader& objects,
-                                                 std::string_view eval_loop_function,
-                                                 std::optional<GilWaitRange> gil_wait = std::nullopt);
+// A line libpython's py-bt prints for a C frame, and the gdb frame it stands for (libpython's
+// "#N" in py-bt-full, py-up and py-down).
+struct CallLine {
+  std::string text;
+  size_t gdb_frame = 0;
+};
+
+struct EvalLoopCalls {
+  // For each eval-loop call of `thread` (cpython::eval_loop_groups order) that gdb's frames were
+  // matched with: the gdb frame of that call, and the lines for the C frames just inside it,
+  // innermost first.
+  std::vector<size_t> gdb_frames;
+  std::vector<std::vector<CallLine>> calls;
+  // Whether every eval-loop call was matched (gdb numbers all of the thread's Python frames).
+  bool complete = false;
+};
+
+// The lines are "Waiting for the GIL", "Garbage-collecting" (by frame name, where gdb has the
+// symbol; the GIL wait also, without take_gil's symbol, by the innermost frame's futex() on an
+// address in `gil_wait`) and the built-in being called (found in memory, see
+// cpython/builtin_call.h, with the C functions' bounds from `ranges`).
+EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython::PythonThread& thread,
+                              const cpython::ObjectReader& objects, std::string_view eval_loop_function,
+                              const cpython::FunctionRanges* ranges,
+                              std::optional<GilWaitRange> gil_wait = std::nullopt);
+
+// The lines alone, as report::format_traceback takes them.
+std::vector<std::vector<std::string>> call_texts(const EvalLoopCalls& calls);
 
 }  // namespace hangpy::gdbplugin

@@ -23,15 +23,24 @@ std::optional<SelectedFrame> selected_python_frame() {
     gdb_write(no_python_frames_line(context));
     return std::nullopt;
   }
-  size_t index = session.selected_frame(context.lwp);
+  size_t index = 0;
+  if (auto selected = session.selected_stop(context.lwp)) {
+    if (!selected->python_frame) {  // a C call's line: libpython has no Python frame there either
+      gdb_write("Unable to read information on python frame\n");
+      return std::nullopt;
+    }
+    index = *selected->python_frame;
+  }
   if (index >= context.thread->frames.size()) index = 0;
   return SelectedFrame{context, index, &context.thread->frames[index]};
 }
 
 cpython::VariableReader variable_reader(const Analysis& analysis) {
-  // libpython.py's reprs: an object met again anywhere in one repr is elided (object_repr.h).
+  // libpython.py's reprs: an object met again anywhere in one repr is elided (object_repr.h), and
+  // a frame's variables are its plain locals (co_nlocals: no cells or free variables).
   return cpython::VariableReader(analysis.target->memory(), *analysis.stacks->layout,
-                                 cpython::RepeatedObjects::kLibpython);
+                                 cpython::RepeatedObjects::kLibpython,
+                                 cpython::SlotsShown::kPlainLocals);
 }
 
 }  // namespace hangpy::gdbplugin

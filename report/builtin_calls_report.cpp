@@ -8,10 +8,11 @@
 
 namespace hangpy::report {
 
-CallNotes find_call_notes(const cpython::AddressSpace& memory, const cpython::Layout& layout,
+CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& layout,
                           const MergedStacks& merged) {
   CallNotes notes;
-  cpython::ObjectReader objects(memory, layout);
+  cpython::ObjectReader objects(target.memory(), layout);
+  const cpython::FunctionRanges ranges(target.memory(), target.modules());
   for (const auto& [lwp, stack] : merged) {
     const auto& frames = stack.frames;
     size_t run_start = 0;  // the first native frame since the last Python frame
@@ -24,7 +25,7 @@ CallNotes find_call_notes(const cpython::AddressSpace& memory, const cpython::La
         for (size_t j = run_start; j < i; ++j)
           if (frames[j].native) pcs.push_back(frames[j].native->pc);
         for (const auto& call : cpython::find_builtin_calls(objects, frames[run_start].native->sp,
-                                                            frames[i].native->sp, pcs))
+                                                            frames[i].native->sp, pcs, &ranges))
           notes[{lwp, i}].push_back(call.line);
       }
       run_start = i + 1;

@@ -11,6 +11,7 @@
 
 #include "cpython/address_space.h"
 #include "cpython/layout.h"
+#include "cpython/target.h"
 #include "report/native_report.h"
 
 namespace hangpy::report {
@@ -18,7 +19,8 @@ namespace hangpy::report {
 // (LWP, index of a frame in its MergedStack) -> the lines to print before that frame.
 using CallNotes = std::map<std::pair<int64_t, size_t>, std::vector<std::string>>;
 
-CallNotes find_call_notes(const cpython::AddressSpace& memory, const cpython::Layout& layout,
+// The C functions' bounds come from the modules' unwind tables, read through `target`.
+CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& layout,
                           const MergedStacks& merged);
 
 // The text printed before frame `index` of LWP `lwp`'s merged stack (empty when none).

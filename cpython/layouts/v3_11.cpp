@@ -52,6 +52,7 @@ extern const Layout kPython311 = [] {
   v.frame_globals = 8;
   v.frame_builtins = 16;
   v.code_local_names = 96;  // co_localsplusnames
+  v.code_local_count = 80;  // co_nlocals
   v.int_model = IntModel::kSignedSize;
   v.dict_model = DictModel::kKeysLog2;
   v.dict_used = 16;

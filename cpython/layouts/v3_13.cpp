@@ -77,6 +77,7 @@ extern const Layout kPython313 = [] {
   layout.variables.frame_globals = 24;
   layout.variables.frame_builtins = 32;
   layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.code_local_count = 80;  // co_nlocals
   layout.variables.int_model = IntModel::kLvTag;
   layout.variables.dict_model = DictModel::kKeysLog2;
   layout.variables.keys_size = 8;  // dk_log2_size

@@ -77,6 +77,7 @@ extern const Layout kPython315 = [] {
   layout.variables.frame_globals = 24;
   layout.variables.frame_builtins = 32;
   layout.variables.code_local_names = 96;  // co_localsplusnames
+  layout.variables.code_local_count = 80;  // co_nlocals
   layout.variables.tuple_items = 32;  // ob_item follows the cached Py_hash_t ob_hash (new in 3.14)
   layout.variables.int_model = IntModel::kLvTag;
   layout.variables.dict_model = DictModel::kKeysLog2;

@@ -74,42 +74,78 @@ def truth_function_names(thread):
     return [frame[2] for frame in reversed(thread["frames"])]
 
 
+CALL_STOP = re.compile(r"^#(\d+) (<built-in (method|function) |<method-wrapper |Waiting for the GIL$"
+                       r"|Garbage-collecting$)")
+NATIVE_FRAME_NAME = re.compile(r"^#(\d+) +(?:0x[0-9a-f]+ in )?(\S+) \(")
+EXTRA_UPS = 3  # room for the C calls py-up also stops at (libpython's "#N <built-in method ...>")
+
+
 def check_navigation(checks, result, thread):
     """py-down below every Python frame (gdb stopped in C), the first py-up selecting the
-    innermost Python frame (#0, as libpython's does), py-up to the outermost and past it, py-down
-    back."""
+    innermost Python frame (as libpython's does), py-up to the outermost and past it, py-down
+    back. Each "#N" is the number of a gdb frame of the eval loop (libpython's numbering); the
+    C calls py-up also stops at print libpython's call line and have no Python frame to list."""
     frames = list(reversed(thread["frames"]))
+    native_names = {}
+    for line in result.output("bt"):
+        match = NATIVE_FRAME_NAME.match(line)
+        if match:
+            native_names[int(match.group(1))] = match.group(2)
     checks.expect(result.output("down-at-start") == ["Unable to find a newer python frame"],
                   "py-down at the innermost frame: %s" % result.output("down-at-start"))
-    for index in range(0, len(frames)):
+    python_stops = []  # (up index, number, file, line, name)
+    stops = 0
+    for index in range(len(frames) + EXTRA_UPS):
         lines = result.output("up-%d" % index)
+        if lines == ["Unable to find an older python frame"]:
+            break
+        stops += 1
+        call = CALL_STOP.match(lines[0]) if lines else None
+        if call:
+            checks.expect(result.output("list-%d" % index) ==
+                          ["Unable to read information on python frame"],
+                          "py-list at the C call %s: %s" % (lines[0], result.output("list-%d" % index)))
+            continue
         match = SUMMARY.match(lines[0]) if lines else None
-        want = (index, frames[index][0], frames[index][1], frames[index][2])
-        got = (int(match.group(1)), match.group(2), int(match.group(3)), match.group(4)) \
-            if match else lines
-        checks.expect(got == want, "py-up #%d: got %s, want %s" % (index, got, want))
+        if not match:
+            checks.expect(False, "py-up #%d printed %s" % (index, lines))
+            continue
+        position = len(python_stops)
+        python_stops.append((index, int(match.group(1)), match.group(2), int(match.group(3)),
+                             match.group(4)))
+        if position >= len(frames):
+            continue
         marked = [line.split()[0] for line in result.output("list-%d" % index)
                   if line.lstrip().startswith(">")]
-        checks.expect(marked == [">%d" % frames[index][1]],
+        checks.expect(marked == [">%d" % frames[position][1]],
                       "py-list after py-up #%d marks %s, want line %d"
-                      % (index, marked, frames[index][1]))
+                      % (index, marked, frames[position][1]))
         header = result.output("locals-%d" % index)[:1]
-        checks.expect(header == ["Locals for %s" % frames[index][2]],
+        checks.expect(header == ["Locals for %s" % frames[position][2]],
                       "py-locals after py-up #%d: %s" % (index, header))
-    checks.expect(result.output("up-past-end") == ["Unable to find an older python frame"],
-                  "py-up past the outermost frame: %s" % result.output("up-past-end"))
+    got = [stop[2:] for stop in python_stops]
+    want = [tuple(frame[:3]) for frame in frames]
+    checks.expect(got == want, "py-up's Python frames: got %s, want %s" % (got, want))
+    numbers = [stop[1] for stop in python_stops]
+    checks.expect(numbers == sorted(numbers) and
+                  all("EvalFrame" in native_names.get(number, "") for number in numbers),
+                  "py-up's numbers %s are not gdb's eval-loop frames (%s)"
+                  % (numbers, {n: native_names.get(n) for n in numbers}))
+    checks.expect(stops < len(frames) + EXTRA_UPS,
+                  "py-up did not reach the outermost frame in %d steps" % stops)
     back = result.output("down-from-end")
-    match = SUMMARY.match(back[0]) if back else None
-    checks.expect(match is not None and int(match.group(1)) == len(frames) - 2,
-                  "py-down from the outermost frame: %s" % back)
+    if stops >= 2:
+        previous = result.output("up-%d" % (stops - 2))
+        checks.expect(back == previous, "py-down from the outermost frame: %s, want %s"
+                      % (back, previous))
 
 
 def navigation_commands(thread):
-    commands = [("down-at-start", "py-down")]
-    for index in range(0, len(thread["frames"])):
+    commands = [("bt-off", "hangpy bt off"), ("bt", "bt"), ("down-at-start", "py-down")]
+    for index in range(0, len(thread["frames"]) + EXTRA_UPS):
         commands += [("up-%d" % index, "py-up"), ("list-%d" % index, "py-list"),
                      ("locals-%d" % index, "py-locals")]
-    return commands + [("up-past-end", "py-up"), ("down-from-end", "py-down")]
+    return commands + [("down-from-end", "py-down")]
 
 
 def innermost_section(lines):

@@ -44,6 +44,9 @@ SCENARIOS = ("deadlock.py", "blocking_method.py", "blocking_generator.py", "unic
 UNKNOWN_NAME = "no_such_name_in_any_scope"
 INFO_THREAD = re.compile(r"^\*?\s*(\d+)\s+Thread 0x[0-9a-f]+ \(LWP (\d+)\)")
 ADDRESS = re.compile(r"0x[0-9a-f]+")
+# py-bt-full's "#N": gdb's frame numbers, which differ between the two runs (with debug info gdb
+# shows inlined C functions as frames of their own).
+FRAME_NUMBER = re.compile(r"^#\d+ ")
 MATCHED = [0, 0, 0]  # over all cases: libpython's lines hangpy matched, libpython's lines, others
 
 
@@ -61,13 +64,14 @@ def gdb_thread_numbers(lines):
 
 
 def without_addresses(lines):
-    return [ADDRESS.sub("0x?", line) for line in lines]
+    return [FRAME_NUMBER.sub("#? ", ADDRESS.sub("0x?", line)) for line in lines]
 
 
 # Where libpython cannot read the C call's object (`wp` of wrapper_call is optimized out in
 # Debian's build) it prints one of these; hangpy, reading memory, names the call.
-LIBPYTHON_UNREADABLE = re.compile(r"^  (<optimized out>|.*\(unable to read \w+.*\)>?)$")
-CALL_LINE = re.compile(r"^  <(built-in (method|function) |method-wrapper ).*>$")
+# py-bt indents the line; py-bt-full numbers it ("#? " once numbers are masked).
+LIBPYTHON_UNREADABLE = re.compile(r"^(  |#\? )(<optimized out>|.*\(unable to read \w+.*\)>?)$")
+CALL_LINE = re.compile(r"^(  |#\? )<(built-in (method|function) |method-wrapper ).*>$")
 
 
 def accept_named_calls(want, got):
@@ -93,7 +97,8 @@ def innermost_section(lines):
 
 def thread_commands(number, names, libpython):
     prefix = "t%d-" % number
-    commands = [(prefix + "select", "thread %d" % number), (prefix + "py-bt", "py-bt")]
+    commands = [(prefix + "select", "thread %d" % number), (prefix + "py-bt", "py-bt"),
+                (prefix + "py-bt-full", "py-bt-full")]
     if libpython:  # its frame commands want the eval loop's frame selected
         commands.append((prefix + "frame", "frame function _PyEval_EvalFrameDefault"))
     commands += [(prefix + "py-list", "py-list"), (prefix + "py-locals", "py-locals")]
@@ -113,7 +118,8 @@ def compare_thread(number, names, mine, theirs):
             problems.append("thread %d %s differs:\n      libpython: %s\n      hangpy:    %s"
                             % (number, label, want, got))
 
-    for label, name in (("py-bt", "py-bt"), ("py-list", "py-list"), ("py-locals", "py-locals")):
+    for label, name in (("py-bt", "py-bt"), ("py-bt-full", "py-bt-full"), ("py-list", "py-list"),
+                        ("py-locals", "py-locals")):
         got = without_addresses(mine.output(prefix + name))
         expect_equal(label, accept_named_calls(without_addresses(theirs.output(prefix + name)), got),
                      got)
@@ -188,6 +194,61 @@ def run_case(interpreter, init, program):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+# CPython's own test_gdb stops in a built-in's C function (a breakpoint on builtin_id under
+# `id(42)`) and expects `#1 <built-in method id ...` (or #2) in py-bt-full, and py-up / py-down
+# to stop at that line. Without debug info the breakpoint is set by address: the executable is
+# not position-independent, so libpython's run tells where builtin_id is.
+BREAKPOINT_PROGRAM = """
+def foo(a, b, c):
+    bar(a=a, b=b, c=c)
+
+def bar(a, b, c):
+    baz(a, b, c)
+
+def baz(*args):
+    id(42)
+
+foo(1, 2, 3)
+"""
+FUNCTION_ADDRESS = re.compile(r"is a function at address (0x[0-9a-f]+)")
+BREAKPOINT_COMMANDS = [("py-bt", "py-bt"), ("py-bt-full", "py-bt-full"),
+                       ("down-0", "py-down"), ("up-1", "py-up"), ("down-1", "py-down"),
+                       ("down-2", "py-down")]
+
+
+def run_breakpoint_case(interpreter, init):
+    hangpy = gdb_session.GdbOptions(hangpy_init=init, hide_debug_info=True)
+    libpython = gdb_session.GdbOptions(libpython=True)
+    target = ["--args", interpreter.executable, "-S", "-c", BREAKPOINT_PROGRAM]
+    where = gdb_session.run_gdb(libpython, target, [("address", "info address builtin_id")])
+    match = FUNCTION_ADDRESS.search("\n".join(where.output("address")))
+    if not match:
+        return "FAIL", ["libpython's gdb does not know builtin_id: %s" % where.output("address")]
+    start = [("break", "break *%s" % match.group(1)), ("run", "run")]
+    mine = gdb_session.run_gdb(hangpy, target, start + BREAKPOINT_COMMANDS)
+    theirs = gdb_session.run_gdb(libpython, target, start + BREAKPOINT_COMMANDS)
+    if os.environ.get("HANGPY_SHOW_GDB"):
+        print(mine.text, theirs.text)
+    problems = []
+    for name in ("py-bt", "py-bt-full"):
+        got = without_addresses(mine.output(name))
+        want = without_addresses(theirs.output(name))
+        if not want or want != got:
+            problems.append("%s differs:\n      libpython: %s\n      hangpy:    %s" % (name, want, got))
+    full = mine.output("py-bt-full")
+    if not any(re.match(r"^#[12] <built-in (method|function) id\b", line) for line in full):
+        problems.append("py-bt-full has no '#1|#2 <built-in method id' line: %s" % full)
+    # libpython starts at that line: nothing newer; py-up reaches baz (libpython prints the
+    # whole eval-loop call's frames from 3.11, hangpy one frame: the first lines agree); py-down
+    # comes back to the call's line, and no further.
+    for name, lines in (("down-0", 1), ("up-1", 1), ("down-1", 1), ("down-2", 1)):
+        got = without_addresses(mine.output(name))[:lines]
+        want = without_addresses(theirs.output(name))[:lines]
+        if not want or want != got:
+            problems.append("%s: libpython %s, hangpy %s" % (name, want, got))
+    return ("FAIL" if problems else "PASS"), problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interpreter", required=True,
@@ -207,6 +268,8 @@ def main():
     for program in SCENARIOS:
         status, details = run_case(interpreter, args.hangpy_init, program)
         results.report(status, program, details)
+    status, details = run_breakpoint_case(interpreter, args.hangpy_init)
+    results.report(status, "breakpoint in builtin_id (CPython's test_gdb)", details)
     print("all cases: %d of %d lines of libpython's output matched, %d other lines"
           % tuple(MATCHED))
     return results.finish()

@@ -2,8 +2,10 @@
 """Integration test: coreanalyze --native names the built-in each Python frame is calling, as
 libpython.py's py-bt does, read from memory. tests/programs/builtin_calls.py blocks in Python
 code called by sorted() (a builtin_function_or_method) and by list.__init__ through a
-method-wrapper, and records each call's line (addresses from id()); each must appear in the
-text output, indented under the C frames, above the Python frame that makes the call.
+method-wrapper, and in a lock's __enter__, and records each call's line (addresses from id()); each
+must appear in the text output, indented under the C frames, above the Python frame that makes the
+call. The calls it records as returned (another lock's __enter__ and __exit__, time.sleep; the
+held lock's __exit__) must not appear.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
@@ -56,6 +58,10 @@ def check_core(coreanalyze, core, interpreter, truth):
         if "(Python) File" not in following:
             problems.append("%r is followed by %r, not by the Python frame calling it"
                             % (call, following))
+    for call in truth.get("returned_calls", []):
+        if "       " + call in lines:
+            problems.append("%r returned before the thread blocked, but is named as a call in "
+                            "progress" % call)
     return problems
 
 

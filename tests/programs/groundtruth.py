@@ -18,6 +18,7 @@ their blocking call, takes sys._current_frames() and writes, atomically,
    "ppid": ..., "uid": ..., "gid": ..., "finalizing": false,
    "locals": {"<function>": {"<name>": "<expected repr>"}},  # only if expect_locals() was called
    "calls": ["<built-in method ...>", ...],  # only if expect_call() was called
+   "returned_calls": ["<built-in method ...>", ...],  # only if returned_call() was called
    "<section>": ...}                         # whatever record_section() was given
 
 
@@ -47,6 +48,7 @@ _expected_locals = {}  # function name -> {local name: the repr hangpy must prin
 
 
 _expected_calls = []  # the built-in calls a reader of the core must name, as libpython does
+_returned_calls = []  # built-in calls that returned: a reader must not name them
 _sections = {}  # extra top-level keys of the ground truth, e.g. "asyncio" (record_section)
 
 
@@ -58,6 +60,12 @@ def expect_locals(function, reprs):
 def expect_call(line):
     """Record a built-in call in progress, named as libpython.py's py-bt names it."""
     _expected_calls.append(line)
+
+
+def returned_call(line):
+    """Record a built-in call that ran and returned before the thread blocked: its object may
+    still be on the native stack, but a reader must not name it as a call in progress."""
+    _returned_calls.append(line)
 
 
 def record_section(key, document):
@@ -206,6 +214,8 @@ def _snapshot():
         document["locals"] = _expected_locals
     if _expected_calls:
         document["calls"] = _expected_calls
+    if _returned_calls:
+        document["returned_calls"] = _returned_calls
     document.update(_sections)
     return document
 
