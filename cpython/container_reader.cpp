@@ -136,8 +136,8 @@ Expected<uint64_t> ContainerReader::dict_get(uint64_t dict, std::string_view key
   auto items = dict_items(dict);
   if (!items) return std::unexpected(items.error());
   for (const auto& [item_key, value] : *items) {
-    auto text = objects_.read_string(item_key);
-    if (text && *text == key) return value;
+    auto same = objects_.string_equals(item_key, key);
+    if (same && *same) return value;
   }
   return 0;
 }

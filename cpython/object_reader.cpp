@@ -121,6 +121,20 @@ Expected<std::string> ObjectReader::read_string(uint64_t object) const {
   return read_pep393_string(object);
 }
 
+Expected<bool> ObjectReader::string_equals(uint64_t object, std::string_view text) const {
+  if (object == 0) return make_error(ErrorKind::kCorrupt, "null str pointer");
+  const bool ascii = std::all_of(text.begin(), text.end(), [](char c) { return (c & 0x80) == 0; });
+  if (ascii && text.size() < kMaxStringCodePoints) {
+    // Code points (PEP 393) or bytes (Python 2): either way an ASCII text's length.
+    auto length = read_value<int64_t>(memory_, object + layout_.string.length);
+    if (!length) return std::unexpected(length.error());
+    if (*length != static_cast<int64_t>(text.size())) return false;
+  }
+  auto read = read_string(object);
+  if (!read) return std::unexpected(read.error());
+  return *read == text;
+}
+
 Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
   const StringLayout& s = layout_.string;
   auto length = read_value<int64_t>(memory_, object + s.length);
@@ -148,6 +162,12 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
   if (!raw) return std::unexpected(raw.error());
 
   std::string text;
+  // The common case, an ASCII string: its bytes are the UTF-8 (unless the target lies about it).
+  if (kind == 1 && ascii &&
+      std::all_of(raw->begin(), raw->end(), [](std::byte b) { return (b & std::byte{0x80}) == std::byte{0}; })) {
+    text.assign(reinterpret_cast<const char*>(raw->data()), raw->size());
+    return text;
+  }
   text.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     uint32_t code_point = 0;

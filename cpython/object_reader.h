@@ -34,6 +34,9 @@ class ObjectReader {
 
   // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints.
   Expected<std::string> read_string(uint64_t object) const;
+  // Whether a str is `text` (ASCII): its length is compared before its characters are read, so a
+  // dict lookup by name reads little of the keys that differ.
+  Expected<bool> string_equals(uint64_t object, std::string_view text) const;
   // A Python 2 `unicode` as UTF-8 (UCS-2 or UCS-4 per string.python2_unicode_width), cut like
   // read_string; kUnsupported where the width is not known.
   Expected<std::string> read_python2_unicode(uint64_t object) const;

@@ -392,11 +392,18 @@ std::optional<uint64_t> CoreFile::auxv_value(uint64_t key) const {
 }
 
 const CoreSegment* CoreFile::segment_containing(uint64_t address) const {
+  // Reads come in runs within one segment (a stack, an arena): the last one found is tried first.
+  const size_t last = last_segment_.load(std::memory_order_relaxed);
+  if (last < segments_.size() && address - segments_[last].vaddr < segments_[last].memsz &&
+      address >= segments_[last].vaddr)
+    return &segments_[last];
   auto it = std::upper_bound(segments_.begin(), segments_.end(), address,
                              [](uint64_t a, const CoreSegment& s) { return a < s.vaddr; });
   if (it == segments_.begin()) return nullptr;
   const CoreSegment& segment = *std::prev(it);
-  return address - segment.vaddr < segment.memsz ? &segment : nullptr;
+  if (address - segment.vaddr >= segment.memsz) return nullptr;
+  last_segment_.store(static_cast<size_t>(std::prev(it) - segments_.begin()), std::memory_order_relaxed);
+  return &segment;
 }
 
 Expected<void> CoreFile::read(uint64_t address, std::span<std::byte> out) const {

@@ -5,6 +5,7 @@
 
 #include <sys/user.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -142,6 +143,7 @@ class CoreFile {
 
   std::unique_ptr<symbols::ElfFile> elf_;
   std::vector<CoreSegment> segments_;
+  mutable std::atomic<size_t> last_segment_{0};  // segment_containing's last answer
   std::vector<CoreThread> threads_;
   std::optional<int64_t> pid_;
   std::string command_;
