@@ -60,6 +60,7 @@ class TaskFinder {
   void prefer_debug_offsets();
   void add_task(uint64_t task);
   void collect_from_module(uint64_t interpreter);
+  bool asyncio_accelerator_present() const;
   void collect_from_thread_lists(const std::vector<uint64_t>& interpreters);
 
   std::unordered_set<uint64_t> seen_;
