@@ -179,8 +179,14 @@ std::vector<NativeFrame> DwflSymbolizer::symbolize(const std::vector<RawFrame>& 
     frame.sp = raw[i].sp;
     // A frame was found by the CFI of its callee's pc, else by the frame pointer.
     if (i > 0) frame.how = info(lookup_pc(raw[i - 1])).has_cfi ? FrameHow::kCfi : FrameHow::kFramePointer;
+    if (raw[i].after_trampoline) frame.how = FrameHow::kTrampoline;
     const uint64_t pc = lookup_pc(raw[i]);
     const PcInfo& known = info(pc);
+    if (raw[i].perf_trampoline && !known.in_module) {
+      frame.symbol = kPerfTrampolineName;
+      frames.push_back(std::move(frame));
+      continue;
+    }
     if (known.in_module) {
       frame.module = known.module;
       frame.module_offset = raw[i].pc - known.module_start;

@@ -29,7 +29,12 @@ struct RawFrame {
   uint64_t pc = 0;
   uint64_t sp = 0;
   bool is_activation = false;  // pc is where the frame stopped, not a return address
+  bool perf_trampoline = false;  // pc is in a CPython perf trampoline (named kPerfTrampolineName)
+  bool after_trampoline = false;  // found by stepping over the perf trampoline before it
 };
+
+// What a perf trampoline frame is called: its code is in anonymous memory, with no symbol.
+inline constexpr const char* kPerfTrampolineName = "[Python perf trampoline]";
 
 class DwflSymbolizer {
  public:

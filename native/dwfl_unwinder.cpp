@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -276,7 +278,51 @@ struct ThreadWalk {
   std::vector<RawFrame> frames;
   std::optional<std::string> end_reason;
   size_t max_frames = 0;
+  const cpython::AddressSpace* memory = nullptr;  // for stepping over perf trampolines
+  // The registers of the frame that called a perf trampoline the walk stopped at: where it goes on.
+  std::optional<ThreadRegisters> resume{};
 };
+
+constexpr unsigned kDwarfRegisterRbp = 6;
+constexpr unsigned kDwarfRegisterPc = 16;
+constexpr std::array<unsigned, 6> kCalleeSaved = {3, 6, 12, 13, 14, 15};  // rbx rbp r12-r15
+
+// CPython's perf trampoline (Python/asm_trampoline.S, copied into anonymous executable memory for
+// each code object under -X perf) has no unwind table, so libdwfl stops at it. Its two x86-64
+// shapes are a few instructions around `call *%rcx`: 3.12 and 3.13 `sub $8,%rsp; call; add $8,%rsp;
+// ret`, 3.14 on `push %rbp; mov %rsp,%rbp; call; pop %rbp; ret`. A frame whose return address is
+// right after that call, in no module, is one: its caller's registers are the trampoline's with
+// the return address and stack pointer (and rbp) it restores. Matched by its bytes, never guessed.
+std::optional<ThreadRegisters> step_over_trampoline(Dwfl_Frame* state, const RawFrame& frame,
+                                                    const cpython::AddressSpace& memory) {
+  Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
+  if (frame.pc < 2 || dwfl_addrmodule(dwfl, frame.pc - 1) != nullptr) return std::nullopt;
+  auto code = cpython::read_value<std::array<uint8_t, 7>>(memory, frame.pc - 2);
+  if (!code || (*code)[0] != 0xff || (*code)[1] != 0xd1) return std::nullopt;  // call *%rcx
+  const std::array<uint8_t, 5> add_ret = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+  const bool pops_rbp = (*code)[2] == 0x5d && (*code)[3] == 0xc3;
+  if (!pops_rbp && !std::equal(add_ret.begin(), add_ret.end(), code->begin() + 2)) return std::nullopt;
+  ThreadRegisters caller;
+  bool callee_saved_known = true;
+  for (unsigned reg = 0; reg < kDwarfRegisterPc; ++reg) {
+    Dwarf_Word value = 0;
+    if (dwfl_frame_reg(state, reg, &value) == 0) caller.dwarf[reg] = value;
+    else if (std::find(kCalleeSaved.begin(), kCalleeSaved.end(), reg) != kCalleeSaved.end()) callee_saved_known = false;
+  }
+  const uint64_t sp = frame.sp;
+  auto return_address = cpython::read_value<uint64_t>(memory, sp + 8);
+  if (!return_address || *return_address == 0) return std::nullopt;
+  if (pops_rbp) {
+    auto rbp = cpython::read_value<uint64_t>(memory, sp);
+    if (!rbp) return std::nullopt;
+    caller.dwarf[kDwarfRegisterRbp] = *rbp;
+  }
+  caller.dwarf[kDwarfRegisterRsp] = sp + 16;
+  caller.dwarf[kDwarfRegisterPc] = *return_address;
+  // A register libdwfl did not know stays unknown rather than a made-up value.
+  caller.only_pc_and_sp = !callee_saved_known;
+  return caller;
+}
 
 int on_frame(Dwfl_Frame* state, void* arg) noexcept {
   auto* walk = static_cast<ThreadWalk*>(arg);
@@ -297,6 +343,13 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
       return DWARF_CB_ABORT;
     }
     walk->frames.push_back(frame);
+    if (!is_activation && walk->memory != nullptr && walk->frames.size() < walk->max_frames) {
+      if (auto resume = step_over_trampoline(state, frame, *walk->memory)) {
+        walk->frames.back().perf_trampoline = true;
+        walk->resume = std::move(resume);
+        return DWARF_CB_ABORT;
+      }
+    }
     if (walk->frames.size() >= walk->max_frames) {
       walk->end_reason = fmt::format("stopped after {} frames", walk->max_frames);
       return DWARF_CB_ABORT;
@@ -311,17 +364,24 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
 struct AllThreads {
   std::map<int64_t, ThreadWalk> walks;
   size_t max_frames = 0;
+  const cpython::AddressSpace* memory = nullptr;
 };
+
+// The thread id a walk resumed after a perf trampoline goes by: no kernel gives it (pid_max is
+// at most 2^22).
+constexpr int64_t kResumedWalkId = 0x7ffffff0;
+constexpr size_t kMaxTrampolineSteps = 4096;
 
 int on_thread(Dwfl_Thread* thread, void* arg) noexcept {
   auto* all = static_cast<AllThreads*>(arg);
   try {
     ThreadWalk& walk = all->walks[dwfl_thread_tid(thread)];
     walk.max_frames = all->max_frames;
+    walk.memory = all->memory;
     const int result = dwfl_thread_getframes(thread, on_frame, &walk);
     // -1 is how every walk ends that reaches a frame libdwfl cannot unwind further; a thread's
     // outermost frame (clone3, _start) has no caller to unwind to, so that is no error by itself.
-    if (result == -1 && !walk.end_reason && walk.frames.empty())
+    if (result == -1 && !walk.end_reason && walk.frames.empty() && !walk.resume)
       walk.end_reason = dwfl_message();
     return DWARF_CB_OK;
   } catch (...) {
@@ -335,8 +395,32 @@ void DwflUnwinder::Impl::walk_all() {
   Current scope(this);
   AllThreads all;
   all.max_frames = options.max_frames;
+  all.memory = options.memory;
   if (dwfl_getthreads(dwfl.get(), on_thread, &all) < 0 && all.walks.empty()) {
     walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
+  }
+  // Walks that stopped at a perf trampoline go on from its caller, as a thread of their own whose
+  // registers are the caller's (next_thread lists only it while it is walked).
+  for (auto& [lwp, walk] : all.walks) {
+    for (size_t steps = 0; walk.resume && steps < kMaxTrampolineSteps; ++steps) {
+      ThreadRegisters resumed = std::move(*walk.resume);
+      walk.resume.reset();
+      resumed.lwp = kResumedWalkId;
+      options.threads.push_back(resumed);
+      const size_t first = first_unwalked;
+      first_unwalked = options.threads.size() - 1;
+      const size_t before = walk.frames.size();
+      const int result = dwfl_getthread_frames(dwfl.get(), static_cast<pid_t>(kResumedWalkId), on_frame, &walk);
+      first_unwalked = first;
+      options.threads.pop_back();
+      if (walk.frames.size() > before) {
+        walk.frames[before].after_trampoline = true;
+        walk.frames[before].is_activation = false;  // a return address, though libdwfl started there
+      } else if (!walk.end_reason) {
+        walk.end_reason = fmt::format("cannot unwind past the perf trampoline's caller: {}",
+                                      result == -1 ? dwfl_message() : "no frame");
+      }
+    }
   }
   walked.emplace();
   for (auto& [lwp, walk] : all.walks)

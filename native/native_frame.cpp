@@ -7,6 +7,7 @@ const char* frame_how_name(FrameHow how) {
     case FrameHow::kInitial: return "initial";
     case FrameHow::kCfi: return "cfi";
     case FrameHow::kFramePointer: return "frame_pointer";
+    case FrameHow::kTrampoline: return "trampoline";
   }
   return "unknown";
 }

@@ -12,9 +12,12 @@ namespace hangpy::native {
 // How a frame was found (breakpad's "trust"): the thread's registers, the caller's call-frame
 // information (.eh_frame/.debug_frame), or the caller's saved frame pointer (a guess that CFI
 // would not need).
-enum class FrameHow { kInitial, kCfi, kFramePointer };
+// How a frame was found: the thread's registers, its callee's CFI, the frame-pointer chain, or by
+// stepping over a CPython perf trampoline (-X perf: a few instructions copied into anonymous
+// memory, with no unwind table).
+enum class FrameHow { kInitial, kCfi, kFramePointer, kTrampoline };
 
-const char* frame_how_name(FrameHow how);  // "initial", "cfi", "frame_pointer"
+const char* frame_how_name(FrameHow how);  // "initial", "cfi", "frame_pointer", "trampoline"
 
 struct NativeFrame {
   uint64_t pc = 0;  // the frame's program counter (a return address for every frame but the first)

@@ -103,7 +103,7 @@ std::optional<std::vector<NativeStack>> decode_native_stacks(std::span<const std
       if (!in.number(frame.pc) || !in.number(frame.sp) || !in.number(frame.offset) ||
           !in.number(frame.module_offset) || !in.number(how) || !in.number(frame_flags))
         return std::nullopt;
-      if (how > static_cast<uint8_t>(FrameHow::kFramePointer)) return std::nullopt;
+      if (how > static_cast<uint8_t>(FrameHow::kTrampoline)) return std::nullopt;
       frame.how = static_cast<FrameHow>(how);
       frame.inlined = (frame_flags & kInlined) != 0;
       if (!in.text(frame.module) || !in.text(frame.symbol)) return std::nullopt;
