@@ -184,25 +184,33 @@ std::vector<uint64_t> TaskFinder::set_members(uint64_t holder, const std::string
 // thread has ended.
 void TaskFinder::collect_from_thread_lists(const std::vector<uint64_t>& interpreters) {
   if (a_.task_node == kAbsent) return;
-  auto walk = [this](uint64_t head) {
+  // One direction of the circular list (llist_node {next, prev}: `link` 0 follows next, 8
+  // prev); false where it stopped at something that is no task (a corrupt node).
+  auto walk_one_way = [this](uint64_t head, uint64_t link) {
     uint64_t node = 0;
-    if (auto first = read_value<uint64_t>(memory_, head)) node = *first;
+    if (auto first = read_value<uint64_t>(memory_, head + link)) node = *first;
     for (size_t count = 0; node != 0 && node != head; ++count) {
       if (count >= kMaxListNodes) {
         warn(fmt::format("the task list at 0x{:x} does not end", head));
-        return;
+        return false;
       }
       const uint64_t task = node - static_cast<uint64_t>(a_.task_node);
       if (!is_task(task)) {
         warn(fmt::format("the task list at 0x{:x} holds something that is no task (0x{:x})", head, task));
-        return;
+        return false;
       }
       result_.imported = true;
       add_task(task);
-      auto next = read_value<uint64_t>(memory_, node);
-      if (!next) return;
+      auto next = read_value<uint64_t>(memory_, node + link);
+      if (!next) return false;
       node = *next;
     }
+    return true;
+  };
+  // A list broken at one task (its links overwritten) still gives the tasks on both sides of it:
+  // those after the break are reached from the head's other end.
+  auto walk = [&walk_one_way](uint64_t head) {
+    if (!walk_one_way(head, 0)) walk_one_way(head, 8);
   };
   for (const PythonThread& thread : stacks_.threads) {
     if (a_.thread_running_task != kAbsent) {

@@ -9,7 +9,7 @@
 namespace hangpy::cpython {
 
 std::span<const Layout* const> all_layouts() {
-  static const std::array<const Layout*, 13> kTables = {
+  static const std::array<const Layout*, 14> kTables = {
       &layouts::kPython27,
       &layouts::kPython36,
       &layouts::kPython37,
@@ -23,6 +23,7 @@ std::span<const Layout* const> all_layouts() {
       &layouts::kPython314,
       &layouts::kPython314t,
       &layouts::kPython315,
+      &layouts::kPython315t,
   };
   return kTables;
 }

@@ -25,6 +25,7 @@ extern const Layout kPython313t;
 extern const Layout kPython314;
 extern const Layout kPython314t;
 extern const Layout kPython315;
+extern const Layout kPython315t;
 }  // namespace layouts
 
 std::span<const Layout* const> all_layouts();

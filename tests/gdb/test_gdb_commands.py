@@ -444,6 +444,14 @@ def check_tasks(checks, label, lines, truth):
                           % (label, role, roles[role], want))
 
 
+def args_free_threaded(interpreter):
+    """Whether the interpreter is a free-threaded build (its objects have a 32-byte header)."""
+    result = subprocess.run(interpreter.command("/", ["-c", "import sysconfig; print("
+                                                  "sysconfig.get_config_var('Py_GIL_DISABLED'))"]),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+    return result.stdout.decode("utf-8", "replace").strip() == "1"
+
+
 def run_asyncio_tasks(options, interpreter, checks):
     """py-tasks on tests/gdb/programs/asyncio_tasks.py: live, on a gcore of it, and live again
     with one task's object overwritten (py-tasks must still list the others and gdb answer)."""
@@ -457,11 +465,13 @@ def run_asyncio_tasks(options, interpreter, checks):
                                        [("py-tasks", "py-tasks"), ("again", "py-tasks"),
                                         ("status", "hangpy")])
             core = process.take_core("gcore")
-            # Everything of the task object past its reference count and type: its Future state,
-            # its coroutine, its name, what it waits for.
+            # Everything of the task object past its object header (reference count and type; 32
+            # bytes in a free-threaded build): its Future state, its coroutine, its name, what it
+            # waits for.
             victim = truth["roles"]["request-handler"]
+            header = 32 if args_free_threaded(interpreter) else 16
             corrupt = "python gdb.selected_inferior().write_memory(%d, b'\\x41' * 192)" % (
-                victim + 16)
+                victim + header)
             broken = gdb_session.run_gdb(options, gdb_session.target_args_live(process.pid),
                                          [("corrupt", corrupt), ("py-tasks", "py-tasks"),
                                           ("alive", "echo still answering\\n")])

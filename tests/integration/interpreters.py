@@ -14,8 +14,8 @@ import sys
 
 # Where lab/make-debian-pythons.sh builds its chroots (it takes the same ROOT variable).
 CHROOTS = os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots")
-# Where a developer keeps local builds of CPython that no package provides (free-threaded ones:
-# `configure --disable-gil --prefix=$HANGPY_LOCAL_PYTHONS/3.13.15t`); never part of the repo.
+# Where a developer keeps local builds of CPython that no package provides (free-threaded ones,
+# each under its version's prefix); never part of the repository.
 LOCAL = os.environ.get("HANGPY_LOCAL_PYTHONS", "/var/tmp/ftbuild")
 
 
@@ -55,9 +55,9 @@ def _free_threaded(version):
     """A free-threaded build of `version` (X.Y.Z) that no package provides."""
     minor = ".".join(version.split(".")[:2])
     return Entry(("host", "%s/%s.*t/bin/python%st" % (LOCAL, minor, minor)),
-                 "build CPython v%s from its source, outside the repository: ./configure "
-                 "--disable-gil --prefix=%s/%st && make -j2 && make install (the directory is "
-                 "$HANGPY_LOCAL_PYTHONS when set)" % (version, LOCAL, version),
+                 "a free-threaded CPython %s (v%s, configured with --disable-gil), installed "
+                 "with its prefix in %s ($HANGPY_LOCAL_PYTHONS when set); no package has it"
+                 % (minor, version, LOCAL),
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
@@ -81,6 +81,7 @@ INTERPRETERS = {
     "sid-3.15": _chroot("sid", "/usr/bin/python3.15"),
     "local-3.13t": _free_threaded("3.13.15"),
     "local-3.14t": _free_threaded("3.14.7"),
+    "local-3.15t": _free_threaded("3.15.0rc1"),
 }
 
 
