@@ -237,8 +237,13 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
                       "no Python interpreter found: no Py_Version symbol and no python or "
                       "libpython file among the mapped files");
   }
+  // A Py_TRACE_REFS build (--with-pydebug up to 3.7) puts two pointers before every object's
+  // reference count: only such a build defines _Py_PrintReferenceAddresses. Looked for in the
+  // versions where a debug build had it (the symbol search reads every module's table).
+  if (result.version.major == 2 || (result.version.major == 3 && result.version.minor <= 7))
+    result.version.trace_refs = target.find_symbol("_Py_PrintReferenceAddresses").has_value();
   const PythonVersion& version = result.version;
-  const Layout* compiled = find_layout(version.major, version.minor, version.free_threaded);
+  const Layout* compiled = find_layout(version.major, version.minor, version.free_threaded, version.trace_refs);
   if (compiled) {
     // Compiled tables live for the whole program: share them without owning.
     result.layout = std::shared_ptr<const Layout>(std::shared_ptr<const Layout>(), compiled);
@@ -253,8 +258,11 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
     prefer_debug_offsets(target, compiled, *locating, located, result);
   if (!result.layout) {
     return make_error(ErrorKind::kUnsupported,
-                      fmt::format("no layout table for Python {} (found by {}); known: {}",
-                                  version.text(), result.version_source, layout_names()));
+                      fmt::format("no layout table for Python {} (found by {}){}; known: {}",
+                                  version.text(), result.version_source,
+                                  version.trace_refs ? ", a build with Py_TRACE_REFS (every object "
+                                                       "has two more pointers first)" : "",
+                                  layout_names()));
   }
   set_python2_unicode_width(target, result);
   const Layout& layout = *result.layout;

@@ -373,6 +373,7 @@ struct Layout {
   int major = 0;
   int minor = 0;
   bool free_threaded = false;
+  bool trace_refs = false;  // a Py_TRACE_REFS build's table (cpython/layouts/v2_7d.cpp)
   ObjectLayout object;
   RuntimeLayout runtime;
   GilLayout gil;

@@ -8,6 +8,7 @@ std::string PythonVersion::text() const {
   std::string text = micro >= 0 ? fmt::format("{}.{}.{}", major, minor, micro)
                                 : fmt::format("{}.{}", major, minor);
   if (free_threaded) text += "t";
+  if (trace_refs) text += "d";
   return text;
 }
 

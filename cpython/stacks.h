@@ -51,7 +51,9 @@ struct PythonVersion {
   int minor = 0;
   int micro = -1;  // -1: unknown
   bool free_threaded = false;
-  std::string text() const;  // "3.11.7", "3.13t"
+  // Built with Py_TRACE_REFS (--with-pydebug up to 3.7): every object has two more pointers first.
+  bool trace_refs = false;
+  std::string text() const;  // "3.11.7", "3.13t", "2.7.18d"
 };
 
 struct ProcessStacks {

@@ -81,6 +81,7 @@ std::optional<PythonVersion> version_from_file_name(std::string_view path) {
   for (std::string_view flags : {"dm", "tm", "td", "d", "m"}) {
     if (cursor.take(flags)) break;
   }
+  cursor.take("-dbg");  // Debian's debug interpreters: python2.7-dbg
   if (!cursor.rest.empty() && !cursor.take(".so")) return std::nullopt;
   auto major = parse_decimal<int>(major_text);
   auto minor = parse_decimal<int>(minor_text);

@@ -9,8 +9,9 @@
 namespace hangpy::cpython {
 
 std::span<const Layout* const> all_layouts() {
-  static const std::array<const Layout*, 14> kTables = {
+  static const std::array<const Layout*, 15> kTables = {
       &layouts::kPython27,
+      &layouts::kPython27TraceRefs,
       &layouts::kPython36,
       &layouts::kPython37,
       &layouts::kPython38,
@@ -28,9 +29,10 @@ std::span<const Layout* const> all_layouts() {
   return kTables;
 }
 
-const Layout* find_layout(int major, int minor, bool free_threaded) {
+const Layout* find_layout(int major, int minor, bool free_threaded, bool trace_refs) {
   for (const Layout* layout : all_layouts()) {
-    if (layout->major == major && layout->minor == minor && layout->free_threaded == free_threaded)
+    if (layout->major == major && layout->minor == minor && layout->free_threaded == free_threaded &&
+        layout->trace_refs == trace_refs)
       return layout;
   }
   return nullptr;

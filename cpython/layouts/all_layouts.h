@@ -13,6 +13,7 @@ namespace hangpy::cpython {
 
 namespace layouts {
 extern const Layout kPython27;
+extern const Layout kPython27TraceRefs;
 extern const Layout kPython36;
 extern const Layout kPython37;
 extern const Layout kPython38;
@@ -30,8 +31,9 @@ extern const Layout kPython315t;
 
 std::span<const Layout* const> all_layouts();
 
-// The table for "3.11" or "3.13t"; nullptr when there is none.
-const Layout* find_layout(int major, int minor, bool free_threaded);
+// The table of a version (free-threaded or not; built with Py_TRACE_REFS or not); null when none.
+const Layout* find_layout(int major, int minor, bool free_threaded, bool trace_refs = false);
+// The table for "3.11", "3.13t" or "2.7d"; nullptr when there is none.
 const Layout* find_layout(std::string_view name);
 
 // "2.7, 3.6, ..., 3.14t": the names of every table, for messages that say what exists.

@@ -51,6 +51,13 @@ def _chroot(suite, executable):
                  "../shared/lab/make-debian-pythons.sh %s" % suite)
 
 
+def _chroot_debug(suite, executable, package):
+    """A Debian debug interpreter (--with-pydebug) in a chroot: its -dbg package."""
+    return Entry(("chroot", suite, executable),
+                 "scripts/test --matrix (builds the Debian chroots and installs %s in %s)"
+                 % (package, suite))
+
+
 def _free_threaded(version):
     """A free-threaded build of `version` (X.Y.Z) that no package provides."""
     minor = ".".join(version.split(".")[:2])
@@ -76,6 +83,10 @@ INTERPRETERS = {
     "pyenv-3.13": _pyenv("3.13.0"),
     "bullseye-2.7": _chroot("bullseye", "/usr/bin/python2.7"),
     "bullseye-3.9": _chroot("bullseye", "/usr/bin/python3.9"),
+    # Debug builds: 2.7's has Py_TRACE_REFS (every object header 16 bytes longer: the 2.7d
+    # table), 3.9's not (read with the 3.9 table).
+    "bullseye-2.7d": _chroot_debug("bullseye", "/usr/bin/python2.7-dbg", "python2.7-dbg"),
+    "bullseye-3.9d": _chroot_debug("bullseye", "/usr/bin/python3.9-dbg", "python3.9-dbg"),
     "trixie-3.13": _chroot("trixie", "/usr/bin/python3.13"),
     "sid-3.14": _chroot("sid", "/usr/bin/python3.14"),
     "sid-3.15": _chroot("sid", "/usr/bin/python3.15"),
@@ -114,8 +125,11 @@ class Interpreter(object):
         # process's own, which goes away with it. unshare without --fork, chroot(8) and the
         # shells all exec, so the pid stays the one the caller waits on; the inner shell
         # changes to `guest_cwd` (chroot changes to "/").
-        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" '
-                        '/bin/sh -c \'cd "$1" && shift && exec "$@"\' sh "$@"')
+        # glibc's sem_open (multiprocessing's locks) wants a tmpfs at /dev/shm, which the
+        # chroots do not keep mounted either.
+        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && '
+                        '{ mount -t tmpfs -o size=64m tmpfs "$root/dev/shm" 2>/dev/null || true; } && '
+                        'exec chroot "$root" /bin/sh -c \'cd "$1" && shift && exec "$@"\' sh "$@"')
         return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", in_namespace,
                 "sh", self.root, guest_cwd, self.executable] + list(args)
 
