@@ -167,7 +167,9 @@ void prefer_debug_offsets(const Target& target, const Layout* compiled, const La
     derived->major = result.version.major;
     derived->minor = result.version.minor;
     result.notes.push_back(fmt::format(
-        "no compiled table for Python {}: using its _Py_DebugOffsets over the {} table",
+        "no compiled table for Python {}: read through its _Py_DebugOffsets; what they do not "
+        "describe (lock objects, asyncio's futures, frame globals, dict keys) is the {} table's, "
+        "unchecked",
         result.version.text(), base->name));
   } else if (!differences.empty()) {
     std::string listed = differences.front();

@@ -129,6 +129,16 @@ Layout layout_from_debug_offsets(const DebugOffsets& offsets, const Layout& base
   take("unicode_object.state", layout.string.state);
   take("unicode_object.length", layout.string.length);
   take("unicode_object.asciiobject_size", layout.string.ascii_data);
+  // Instance attributes (thread names, `self`'s fields) and asyncio's sets and coroutines: the
+  // fields the schemas from 3.14 on give (a version newer than every table reads them here).
+  take("type_object.tp_flags", layout.instances.type_flags);
+  take("type_object.tp_basicsize", layout.instances.type_basicsize);
+  take("type_object.tp_dictoffset", layout.instances.type_dictoffset);
+  take("heap_type_object.ht_cached_keys", layout.instances.heap_type_cached_keys);
+  take("set_object.mask", layout.asyncio.set_mask);
+  take("set_object.table", layout.asyncio.set_table);
+  take("gen_object.gi_iframe", layout.asyncio.coroutine_frame);
+  take("gen_object.gi_frame_state", layout.asyncio.coroutine_frame_state);
   // The GIL fields are offsets in the interpreter of its embedded GIL struct; the table wants
   // them relative to that struct, which interp->ceval.gil points to.
   if (offsets.has("interpreter_state.gil_runtime_state_locked")) {

@@ -150,6 +150,13 @@ extern const Layout kPython314t = [] {
                          &layout.callables.wrapper_descriptor_wrapped,
                          &layout.callables.exception_args})
     *field += 16;
+  // asyncio's reader follows these object fields, whose defaults are the 16-byte header's.
+  for (int32_t* field : {&layout.asyncio.future_loop, &layout.asyncio.future_callback0,
+                         &layout.asyncio.future_callbacks, &layout.asyncio.future_iter_future,
+                         &layout.asyncio.set_mask, &layout.asyncio.set_table,
+                         &layout.asyncio.weakref_object, &layout.asyncio.method_self,
+                         &layout.asyncio.method_function})
+    *field += 16;
   return layout;
 }();
 

@@ -68,6 +68,16 @@ def _free_threaded(version):
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
+def _development(version):
+    """CPython's development branch (`main`), newer than every table: read through its
+    _Py_DebugOffsets."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "%s/%s.*/bin/python%s" % (LOCAL, minor, minor)),
+                 "CPython %s (the development branch, %s), installed with its prefix in %s "
+                 "($HANGPY_LOCAL_PYTHONS when set); no package has it" % (minor, version, LOCAL),
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
 INTERPRETERS = {
     "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
                          "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
@@ -93,6 +103,7 @@ INTERPRETERS = {
     "local-3.13t": _free_threaded("3.13.15"),
     "local-3.14t": _free_threaded("3.14.7"),
     "local-3.15t": _free_threaded("3.15.0rc1"),
+    "local-3.16": _development("3.16.0a0"),
 }
 
 

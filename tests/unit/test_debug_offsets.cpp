@@ -124,6 +124,12 @@ TEST(DebugOffsetsOfTheCorpus, EveryCompiledTableAgreesWithItsRealProcesses) {
     const int major = static_cast<int>(offsets->version_hex >> 24);
     const int minor = static_cast<int>((offsets->version_hex >> 16) & 0xff);
     const Layout* compiled = find_layout(major, minor, offsets->free_threaded);
+    // A version newer than every table (the development branch) is read through its offsets
+    // alone: there is no table to agree with. An older one must have its table.
+    bool newer_than_every_table = true;
+    for (const Layout* layout : all_layouts())
+      if (layout->major > major || (layout->major == major && layout->minor >= minor)) newer_than_every_table = false;
+    if (!compiled && newer_than_every_table) continue;
     ASSERT_NE(compiled, nullptr) << source << ": no table for its version";
     std::vector<std::string> differences;
     layout_from_debug_offsets(*offsets, *compiled, differences);
