@@ -78,6 +78,19 @@ def _development(version):
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
+def _standalone_shaped(version):
+    """A CPython built the way python-build-standalone (uv's interpreters) builds it: one static
+    executable (--disable-shared, exported symbols), extension modules linked in (_asyncio among
+    them, Modules/Setup.local *static*), `strip --strip-all`."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "%s/%s.*-static/bin/python%s" % (LOCAL, minor, minor)),
+                 "CPython %s (v%s) built as python-build-standalone builds it (--disable-shared, "
+                 "_asyncio and other modules *static* in Modules/Setup.local, strip --strip-all), "
+                 "installed with its prefix in %s/%s-static ($HANGPY_LOCAL_PYTHONS when set)"
+                 % (minor, version, LOCAL, version),
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
 INTERPRETERS = {
     "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
                          "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
@@ -104,6 +117,7 @@ INTERPRETERS = {
     "local-3.14t": _free_threaded("3.14.7"),
     "local-3.15t": _free_threaded("3.15.0rc1"),
     "local-3.16": _development("3.16.0a0"),
+    "local-3.14-static": _standalone_shaped("3.14.7"),
 }
 
 
