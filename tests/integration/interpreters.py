@@ -91,6 +91,18 @@ def _standalone_shaped(version):
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
+def _conda_shaped(version):
+    """A CPython laid out as conda's: a static executable (the standalone-shaped one) in a prefix
+    whose lib/ holds the shared libpython (unused by the executable) and the extension modules it
+    loads from lib-dynload."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "%s/%s.*-conda/bin/python%s" % (LOCAL, minor, minor)),
+                 "CPython %s (v%s) laid out as conda's: built --enable-shared into %s/%s-conda, "
+                 "then bin/python%s replaced by the static executable of local-%s-static"
+                 % (minor, version, LOCAL, version, minor, minor),
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
 INTERPRETERS = {
     "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
                          "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
@@ -118,6 +130,7 @@ INTERPRETERS = {
     "local-3.15t": _free_threaded("3.15.0rc1"),
     "local-3.16": _development("3.16.0a0"),
     "local-3.14-static": _standalone_shaped("3.14.7"),
+    "local-3.14-conda": _conda_shaped("3.14.7"),
 }
 
 
