@@ -9,11 +9,12 @@
 namespace hangpy::cpython {
 
 std::span<const Layout* const> all_layouts() {
-  static const std::array<const Layout*, 15> kTables = {
+  static const std::array<const Layout*, 16> kTables = {
       &layouts::kPython27,
       &layouts::kPython27TraceRefs,
       &layouts::kPython36,
       &layouts::kPython37,
+      &layouts::kPython37TraceRefs,
       &layouts::kPython38,
       &layouts::kPython39,
       &layouts::kPython310,
@@ -56,7 +57,9 @@ std::string layout_names() {
 
 std::string describe_versions(std::span<const Layout* const> layouts) {
   std::vector<const Layout*> sorted(layouts.begin(), layouts.end());
+  // Default builds, then free-threaded ones, then Py_TRACE_REFS debug builds (2.7d, 3.7d).
   std::stable_sort(sorted.begin(), sorted.end(), [](const Layout* a, const Layout* b) {
+    if (a->trace_refs != b->trace_refs) return b->trace_refs;
     if (a->free_threaded != b->free_threaded) return b->free_threaded;
     return a->major != b->major ? a->major < b->major : a->minor < b->minor;
   });
@@ -64,6 +67,7 @@ std::string describe_versions(std::span<const Layout* const> layouts) {
   for (size_t start = 0; start < sorted.size();) {
     size_t end = start + 1;  // one past the run of consecutive minors of one kind
     while (end < sorted.size() && sorted[end]->free_threaded == sorted[start]->free_threaded &&
+           sorted[end]->trace_refs == sorted[start]->trace_refs &&
            sorted[end]->major == sorted[start]->major &&
            sorted[end]->minor == sorted[end - 1]->minor + 1)
       ++end;

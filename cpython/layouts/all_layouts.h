@@ -16,6 +16,7 @@ extern const Layout kPython27;
 extern const Layout kPython27TraceRefs;
 extern const Layout kPython36;
 extern const Layout kPython37;
+extern const Layout kPython37TraceRefs;
 extern const Layout kPython38;
 extern const Layout kPython39;
 extern const Layout kPython310;

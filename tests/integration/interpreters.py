@@ -103,6 +103,15 @@ def _conda_shaped(version):
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
+def _pydebug(version):
+    """A --with-pydebug build of `version` (shared libpython) that no package provides here."""
+    minor = ".".join(version.split(".")[:2])
+    return Entry(("host", "%s/%s.*d/bin/python%s" % (LOCAL, minor, minor)),
+                 "CPython %s (v%s) configured --with-pydebug --enable-shared, installed with its "
+                 "prefix in %s/%sd ($HANGPY_LOCAL_PYTHONS when set)" % (minor, version, LOCAL, version),
+                 gdb={"hide_debug_info": False, "libpython": False})
+
+
 INTERPRETERS = {
     "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
                          "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
@@ -131,6 +140,8 @@ INTERPRETERS = {
     "local-3.16": _development("3.16.0a0"),
     "local-3.14-static": _standalone_shaped("3.14.7"),
     "local-3.14-conda": _conda_shaped("3.14.7"),
+    "local-3.7d": _pydebug("3.7.17"),
+    "local-3.10d": _pydebug("3.10.21"),
 }
 
 
