@@ -182,8 +182,8 @@ std::vector<NativeFrame> DwflSymbolizer::symbolize(const std::vector<RawFrame>& 
     if (raw[i].after_trampoline) frame.how = FrameHow::kTrampoline;
     const uint64_t pc = lookup_pc(raw[i]);
     const PcInfo& known = info(pc);
-    if (raw[i].perf_trampoline && !known.in_module) {
-      frame.symbol = kPerfTrampolineName;
+    if ((raw[i].perf_trampoline || raw[i].generated_code) && !known.in_module) {
+      frame.symbol = raw[i].perf_trampoline ? kPerfTrampolineName : kGeneratedCodeName;
       frames.push_back(std::move(frame));
       continue;
     }

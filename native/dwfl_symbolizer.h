@@ -31,10 +31,9 @@ struct RawFrame {
   bool is_activation = false;  // pc is where the frame stopped, not a return address
   bool perf_trampoline = false;  // pc is in a CPython perf trampoline (named kPerfTrampolineName)
   bool after_trampoline = false;  // found by stepping over the perf trampoline before it
+  bool generated_code = false;  // pc is in no module: code made at run time (a JIT's)
 };
 
-// What a perf trampoline frame is called: its code is in anonymous memory, with no symbol.
-inline constexpr const char* kPerfTrampolineName = "[Python perf trampoline]";
 
 class DwflSymbolizer {
  public:

@@ -349,6 +349,11 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
         walk->resume = std::move(resume);
         return DWARF_CB_ABORT;
       }
+      // A return address in no module: code made at run time (libdwfl may still go on by the
+      // frame pointer, where that code keeps one).
+      Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
+      if (frame.pc > 0 && dwfl_addrmodule(dwfl, frame.pc - 1) == nullptr)
+        walk->frames.back().generated_code = true;
     }
     if (walk->frames.size() >= walk->max_frames) {
       walk->end_reason = fmt::format("stopped after {} frames", walk->max_frames);
@@ -398,6 +403,12 @@ void DwflUnwinder::Impl::walk_all() {
   all.memory = options.memory;
   if (dwfl_getthreads(dwfl.get(), on_thread, &all) < 0 && all.walks.empty()) {
     walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
+  }
+  // A walk that ends in code made at run time says so (nothing tells how to unwind it).
+  for (auto& [lwp, walk] : all.walks) {
+    if (!walk.resume && !walk.end_reason && !walk.frames.empty() && walk.frames.back().generated_code)
+      walk.end_reason = fmt::format("the walk ends in code made at run time at 0x{:x} (a JIT's: no "
+                                    "file, no unwind table)", walk.frames.back().pc);
   }
   // Walks that stopped at a perf trampoline go on from its caller, as a thread of their own whose
   // registers are the caller's (next_thread lists only it while it is walked).

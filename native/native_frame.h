@@ -35,6 +35,12 @@ struct NativeFrame {
   int source_line = 0;
 };
 
+// What a perf trampoline frame is called: its code is in anonymous memory, with no symbol.
+inline constexpr const char* kPerfTrampolineName = "[Python perf trampoline]";
+// What a frame in code made at run time is called (CPython's JIT from 3.13, or another JIT): it
+// has no file, no symbol and no unwind table, so a walk usually ends there.
+inline constexpr const char* kGeneratedCodeName = "[generated code: JIT]";
+
 struct NativeStack {
   int64_t lwp = 0;
   std::vector<NativeFrame> frames;  // innermost first

@@ -36,6 +36,8 @@ std::vector<MergedFrame> splice(const std::vector<NativeFrame>& native,
     // An inlined copy is not a call of the eval loop of its own (libpython.py decides the same).
     if (!frame.inlined && next_group < groups.size() &&
         (is_eval_loop_symbol(frame.symbol, eval_loop_function) || holds_next_entry(i))) {
+      // Code made at run time that runs the group (CPython's JIT) is shown, then its frames.
+      if (frame.symbol == kGeneratedCodeName) merged.push_back(MergedFrame{frame, std::nullopt});
       add_group(frame);
     } else {
       merged.push_back(MergedFrame{frame, std::nullopt});

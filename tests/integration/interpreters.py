@@ -140,6 +140,10 @@ INTERPRETERS = {
     "local-3.16": _development("3.16.0a0"),
     "local-3.14-static": _standalone_shaped("3.14.7"),
     "local-3.14-conda": _conda_shaped("3.14.7"),
+    "trixie-3.14-jit": Entry(("chroot", "trixie", "/opt/cpython-3.14.7-jit/bin/python3.14"),
+                             "CPython 3.14 (v3.14.7) configured --enable-experimental-jit (which "
+                             "needs LLVM 19: Debian 13's clang-19), installed in the trixie chroot "
+                             "with the prefix /opt/cpython-3.14.7-jit"),
     "local-3.7d": _pydebug("3.7.17"),
     "local-3.10d": _pydebug("3.10.21"),
 }

@@ -12,6 +12,10 @@ stack must hold:
     went on to the interpreter's entry: PyEval_EvalCode, or the thread's start).
 Interpreters without perf trampolines (before 3.12, or built without them) are skipped.
 
+And the JIT (3.13 on, --enable-experimental-jit): tests/programs/jit_blocked.py blocks in a C call
+made from a compiled trace. The frame there must be named "[generated code: JIT]", followed by the
+thread's Python frames as its ground truth has them, and the stack must say it ends there.
+
 Exit status: 0 passed, 1 failed, 77 no interpreter with perf trampolines is installed.
 """
 import json
@@ -108,6 +112,48 @@ def run_interpreter(coreanalyze, interpreter):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+JIT_PROGRAM = "jit_blocked.py"
+GENERATED = "[generated code: JIT]"
+
+
+def jit_case(coreanalyze, interpreter):
+    workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-jit-")
+    try:
+        kind = cores.single_core_kind(interpreter)
+        with cores.ScenarioProcess(interpreter, JIT_PROGRAM, workdir,
+                                   raise_core_limit=(kind == "kernel")) as process:
+            truth = process.wait_for_ground_truth()
+            if not truth.get("jit", {}).get("enabled"):
+                return "SKIP", ["no JIT (3.13 on, built with --enable-experimental-jit)"]
+            core = process.take_core(kind)
+        result = run_scenarios.run_coreanalyze(coreanalyze, core, interpreter, ["--native", "--json"])
+        if result.returncode not in (0, 5):
+            return "FAIL", ["exit %d: %s" % (result.returncode, result.stderr.decode("utf-8", "replace")[-300:])]
+        document = json.loads(result.stdout)
+        problems = []
+        for ident, truth_thread in truth["threads"].items():
+            thread = [t for t in document.get("threads", [])
+                      if t.get("native_thread_id") == truth_thread.get("native_id")]
+            if not thread:
+                problems.append("no thread with LWP %s" % truth_thread.get("native_id"))
+                continue
+            stack = thread[0].get("native_stack") or {}
+            frames = stack.get("frames") or []
+            got = [(f.get("file"), f.get("line"), f.get("function")) for f in frames
+                   if f.get("kind") == "python"]
+            want = [tuple(frame[:3]) for frame in truth_thread["frames"]]
+            if got != want:
+                problems.append("Python frames %s, want %s" % (got, want))
+            if not any(f.get("symbol") == GENERATED for f in frames):
+                problems.append("no %s frame" % GENERATED)
+            if "code made at run time" not in (stack.get("end_reason") or ""):
+                problems.append("end_reason %r does not say the walk ends in the JIT's code"
+                                % stack.get("end_reason"))
+        return ("FAIL" if problems else "PASS"), problems
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     args = interpreters.driver_arguments(__doc__)
     results = Results()
@@ -118,6 +164,11 @@ def main():
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError, ValueError) as error:
             status, details = "FAIL", ["%s: %s" % (type(error).__name__, error)]
         results.report(status, name, details)
+        try:
+            status, details = jit_case(args.coreanalyze, interpreter)
+        except (cores.CoreError, subprocess.TimeoutExpired, KeyError, ValueError) as error:
+            status, details = "FAIL", ["%s: %s" % (type(error).__name__, error)]
+        results.report(status, name + " JIT", details)
     return results.finish(skip_when_none_ran=True)
 
 
