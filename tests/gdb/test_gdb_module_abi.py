@@ -33,9 +33,15 @@ def main():
         if interpreter.root is not None:
             continue  # chroots: their glibc may be older than the one the module was built with
         version = subprocess.run([interpreter.executable, "-c",
-                                  "import sys; print('%d %d' % sys.version_info[:2])"],
+                                  "import sys, sysconfig; print('%d %d' % sys.version_info[:2], "
+                                  "sysconfig.get_config_var('Py_GIL_DISABLED') or 0)"],
                                  stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
-        if [int(part) for part in version] < [3, 6]:
+        if [int(part) for part in version[:2]] < [3, 6]:
+            continue
+        if version[2:] == ["1"]:
+            # A free-threaded Python loads no Stable-ABI (abi3) module, by design; no gdb embeds one.
+            results.report("SKIP", "%s: loads the Stable-ABI module" % name,
+                           ["a free-threaded build imports no abi3 module"])
             continue
         result = subprocess.run([interpreter.executable, "-c", PROBE, args.module_dir],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
