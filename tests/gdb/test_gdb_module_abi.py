@@ -33,8 +33,9 @@ def main():
         if interpreter.root is not None:
             continue  # chroots: their glibc may be older than the one the module was built with
         version = subprocess.run([interpreter.executable, "-c",
-                                  "import sys, sysconfig; print('%d %d' % sys.version_info[:2], "
-                                  "sysconfig.get_config_var('Py_GIL_DISABLED') or 0)"],
+                                  "import sys, sysconfig; sys.stdout.write('%d %d %s' % ("
+                                  "sys.version_info[0], sys.version_info[1], "
+                                  "sysconfig.get_config_var('Py_GIL_DISABLED') or 0))"],
                                  stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
         if [int(part) for part in version[:2]] < [3, 6]:
             continue
