@@ -33,16 +33,20 @@ def main():
         if interpreter.root is not None:
             continue  # chroots: their glibc may be older than the one the module was built with
         version = subprocess.run([interpreter.executable, "-c",
-                                  "import sys, sysconfig; sys.stdout.write('%d %d %s' % ("
+                                  "import sys, sysconfig; sys.stdout.write('%d %d %s %d' % ("
                                   "sys.version_info[0], sys.version_info[1], "
-                                  "sysconfig.get_config_var('Py_GIL_DISABLED') or 0))"],
+                                  "sysconfig.get_config_var('Py_GIL_DISABLED') or 0, "
+                                  "hasattr(sys, 'getobjects')))"],
                                  stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
         if [int(part) for part in version[:2]] < [3, 6]:
             continue
-        if version[2:] == ["1"]:
-            # A free-threaded Python loads no Stable-ABI (abi3) module, by design; no gdb embeds one.
+        # A free-threaded Python, or one built with Py_TRACE_REFS (--with-pydebug up to 3.7:
+        # PyModule_Create2 is PyModule_Create2TraceRefs there), loads no Stable-ABI (abi3) module,
+        # by design; no gdb embeds one.
+        if version[2] == "1" or version[3] == "1":
             results.report("SKIP", "%s: loads the Stable-ABI module" % name,
-                           ["a free-threaded build imports no abi3 module"])
+                           ["a %s build imports no abi3 module"
+                            % ("free-threaded" if version[2] == "1" else "Py_TRACE_REFS")])
             continue
         result = subprocess.run([interpreter.executable, "-c", PROBE, args.module_dir],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
