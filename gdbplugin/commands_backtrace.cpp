@@ -2,7 +2,6 @@
 // order). py-bt's text comes from the formatter coreanalyze uses (report/stack_report.h).
 #include <fmt/format.h>
 
-#include "cpython/eval_groups.h"
 #include "gdbplugin/command_arguments.h"
 #include "gdbplugin/commands.h"
 #include "gdbplugin/frame_summary.h"
@@ -29,18 +28,7 @@ void py_bt(std::string_view argument) {
   style.carets = false;            // and no caret lines: the output reads line for line the same
   // What each eval-loop call is calling in C, as libpython prints it; from gdb's frames, which
   // only the selected thread (the one `thread apply` is at) has.
-  const Analysis& analysis = *context.analysis;
-  const cpython::Layout& layout = *analysis.stacks->layout;
-  cpython::ObjectReader objects(analysis.target->memory(), layout);
-  const size_t eval_loop_calls_made = cpython::eval_loop_groups(*context.thread).size();
-  std::optional<GilWaitRange> gil_wait;
-  const auto& stacks = *analysis.stacks;
-  if (stacks.gil_address && layout.gil.wait_begin != cpython::kAbsent)
-    gil_wait = GilWaitRange{*stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_begin),
-                            *stacks.gil_address + static_cast<uint64_t>(layout.gil.wait_end)};
-  auto calls = call_texts(eval_loop_calls(selected_thread_frames(layout.eval_loop_function, eval_loop_calls_made),
-                                          *context.thread, objects, layout.eval_loop_function,
-                                          &analysis.function_ranges(), gil_wait));
+  auto calls = call_texts(selected_thread_calls(context));
   gdb_write(report::format_traceback(*context.thread, &session.sources(), style, calls));
 }
 

@@ -9,20 +9,23 @@
 
 namespace hangpy::gdbplugin {
 
-std::vector<PythonStop> python_stops(const ThreadContext& context) {
-  std::vector<PythonStop> stops;
-  const cpython::PythonThread& thread = *context.thread;
+EvalLoopCalls selected_thread_calls(const ThreadContext& context) {
   const Analysis& analysis = *context.analysis;
   const cpython::Layout& layout = *analysis.stacks->layout;
-  const auto groups = cpython::eval_loop_groups(thread);
   cpython::ObjectReader objects(analysis.target->memory(), layout);
   std::optional<GilWaitRange> gil_wait;
   if (analysis.stacks->gil_address && layout.gil.wait_begin != cpython::kAbsent)
     gil_wait = GilWaitRange{*analysis.stacks->gil_address + static_cast<uint64_t>(layout.gil.wait_begin),
                             *analysis.stacks->gil_address + static_cast<uint64_t>(layout.gil.wait_end)};
-  const EvalLoopCalls calls =
-      eval_loop_calls(selected_thread_frames(layout.eval_loop_function, groups.size()), thread, objects,
-                      layout.eval_loop_function, &analysis.function_ranges(), gil_wait);
+  const size_t groups = cpython::eval_loop_groups(*context.thread).size();
+  return eval_loop_calls(selected_thread_frames(layout.eval_loop_function, groups), *context.thread,
+                         objects, layout.eval_loop_function, &analysis.function_ranges(), gil_wait);
+}
+
+std::vector<PythonStop> python_stops(const ThreadContext& context) {
+  std::vector<PythonStop> stops;
+  const auto groups = cpython::eval_loop_groups(*context.thread);
+  const EvalLoopCalls calls = selected_thread_calls(context);
   for (size_t k = 0; k < groups.size(); ++k) {
     if (k < calls.calls.size()) {
       for (const CallLine& line : calls.calls[k])

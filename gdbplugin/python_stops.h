@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gdbplugin/analysis_cache.h"
+#include "gdbplugin/gdb_frames.h"
 
 namespace hangpy::gdbplugin {
 
@@ -19,6 +20,10 @@ struct PythonStop {
   std::optional<size_t> python_frame{};  // index into the thread's frames; none for a C frame's line
   std::string call{};                    // the C frame's line
 };
+
+// The selected thread's (`context`, which runs Python) eval-loop calls matched with gdb's frames,
+// and the lines libpython prints for the C frames inside them (py-bt and py-bt-full share it).
+EvalLoopCalls selected_thread_calls(const ThreadContext& context);
 
 // The stops of the selected thread (`context`, which runs Python). Where gdb's frames cannot all
 // be matched with the thread's eval-loop calls (gdb's unwinder gave up early, no symbol for the

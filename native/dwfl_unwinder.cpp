@@ -291,12 +291,11 @@ constexpr std::array<unsigned, 6> kCalleeSaved = {3, 6, 12, 13, 14, 15};  // rbx
 // each code object under -X perf) has no unwind table, so libdwfl stops at it. Its two x86-64
 // shapes are a few instructions around `call *%rcx`: 3.12 and 3.13 `sub $8,%rsp; call; add $8,%rsp;
 // ret`, 3.14 on `push %rbp; mov %rsp,%rbp; call; pop %rbp; ret`. A frame whose return address is
-// right after that call, in no module, is one: its caller's registers are the trampoline's with
+// right after that call (the caller checked it is in no module) is one: its caller's registers are the trampoline's with
 // the return address and stack pointer (and rbp) it restores. Matched by its bytes, never guessed.
 std::optional<ThreadRegisters> step_over_trampoline(Dwfl_Frame* state, const RawFrame& frame,
                                                     const cpython::AddressSpace& memory) {
-  Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
-  if (frame.pc < 2 || dwfl_addrmodule(dwfl, frame.pc - 1) != nullptr) return std::nullopt;
+  if (frame.pc < 2) return std::nullopt;
   auto code = cpython::read_value<std::array<uint8_t, 7>>(memory, frame.pc - 2);
   if (!code || (*code)[0] != 0xff || (*code)[1] != 0xd1) return std::nullopt;  // call *%rcx
   const std::array<uint8_t, 5> add_ret = {0x48, 0x83, 0xc4, 0x08, 0xc3};
@@ -343,17 +342,18 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
       return DWARF_CB_ABORT;
     }
     walk->frames.push_back(frame);
-    if (!is_activation && walk->memory != nullptr && walk->frames.size() < walk->max_frames) {
+    // A return address in no module: a perf trampoline, or other code made at run time. One
+    // module lookup per frame decides both.
+    Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
+    if (!is_activation && walk->memory != nullptr && walk->frames.size() < walk->max_frames &&
+        frame.pc > 0 && dwfl_addrmodule(dwfl, frame.pc - 1) == nullptr) {
       if (auto resume = step_over_trampoline(state, frame, *walk->memory)) {
         walk->frames.back().perf_trampoline = true;
         walk->resume = std::move(resume);
         return DWARF_CB_ABORT;
       }
-      // A return address in no module: code made at run time (libdwfl may still go on by the
-      // frame pointer, where that code keeps one).
-      Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
-      if (frame.pc > 0 && dwfl_addrmodule(dwfl, frame.pc - 1) == nullptr)
-        walk->frames.back().generated_code = true;
+      // Code made at run time (libdwfl may still go on by the frame pointer, where it keeps one).
+      walk->frames.back().generated_code = true;
     }
     if (walk->frames.size() >= walk->max_frames) {
       walk->end_reason = fmt::format("stopped after {} frames", walk->max_frames);
