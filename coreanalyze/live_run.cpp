@@ -137,8 +137,13 @@ Expected<std::unique_ptr<native::DwflUnwinder>> open_unwinder(const CommandLine&
   options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
   options.inlined_frames = line.inlined;
   options.memory = &memory;
-  for (const auto& thread : stopped.dwarf_registers())
-    options.threads.push_back({thread.lwp, thread.dwarf});
+  for (const auto& thread : stopped.dwarf_registers()) {
+    native::ThreadRegisters registers;
+    registers.lwp = thread.lwp;
+    registers.machine = cpython::kHostMachine;
+    std::copy(thread.dwarf.begin(), thread.dwarf.end(), registers.dwarf.begin());
+    options.threads.push_back(registers);
+  }
   for (const cpython::MappedModule& module : live.modules())
     options.modules.push_back({module.path, module.start, module.end});
   if (auto vdso = live.vdso()) {

@@ -28,13 +28,12 @@ void add_vdso(const CoreFile& core, native::DwflUnwinderOptions& options) {
   options.vdso_address = *address;
 }
 
-// NT_PRSTATUS registers in the x86-64 DWARF numbering libdwfl unwinds with.
+// NT_PRSTATUS registers in the DWARF numbering of the core's machine, which libdwfl unwinds with.
 native::ThreadRegisters dwarf_registers(const CoreThread& thread) {
-  const user_regs_struct& r = thread.registers;
   native::ThreadRegisters out;
   out.lwp = thread.lwp;
-  out.dwarf = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
-               r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
+  out.machine = thread.registers.machine;
+  out.dwarf = thread.registers.dwarf();
   return out;
 }
 

@@ -13,16 +13,30 @@
 
 namespace hangpy::cpython {
 
+// The machines whose processes and cores hangpy reads. CPython's structs have one layout on both
+// 64-bit Linux ABIs; what differs is registers, system call numbers and native unwinding.
+enum class Machine : uint8_t { kX86_64, kAarch64 };
+
+// The machine this build runs on (a live process is one of its own).
+#if defined(__aarch64__)
+inline constexpr Machine kHostMachine = Machine::kAarch64;
+#else
+inline constexpr Machine kHostMachine = Machine::kX86_64;
+#endif
+
 // One OS thread of the target.
 struct NativeThread {
   int64_t lwp = 0;
-  uint64_t fs_base = 0;  // x86-64 thread pointer: glibc's `struct pthread` lives there
+  // The thread's pthread_t (pthread_self()): on x86-64 the thread pointer register fs_base, where
+  // glibc's `struct pthread` lives. 0 when unknown (aarch64 cores: thread_pointers.h finds it).
+  uint64_t fs_base = 0;
   uint64_t pc = 0;
   uint64_t sp = 0;
-  // The system call the thread is in: x86-64 orig_rax (-1: none, or the target cannot tell) and
-  // its arguments in the kernel's order (rdi, rsi, rdx, r10, r8, r9). A thread stopped in a
-  // blocking call (futex, wait4, epoll_wait...) shows it here.
+  // The system call the thread is in, in `machine`'s numbering (-1: none, or the target cannot
+  // tell), and its arguments in the kernel's order (x86-64 rdi, rsi, rdx, r10, r8, r9; aarch64
+  // x0-x5). A thread stopped in a blocking call (futex, wait4, epoll_wait...) shows it here.
   int64_t syscall = -1;
+  Machine machine = kHostMachine;
   std::array<uint64_t, 6> syscall_arguments{};
   // The time axis (two looks compared: did it run, did it move data?): CPU time used so far, user
   // and system, and bytes read and written through system calls (/proc's rchar + wchar), where the

@@ -446,7 +446,19 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   const cpython::ProcessStacks& stacks = *input.stacks;
   Context context(stacks, *input.memory, input.native);
   context.function_at = input.function_at;
-  for (const cpython::NativeThread& os_thread : input.os_threads) context.os_threads[os_thread.lwp] = &os_thread;
+  // The diagnosis speaks x86-64's system call numbers (syscalls.h): another machine's threads have
+  // theirs translated once, here.
+  std::vector<cpython::NativeThread> translated;
+  translated.reserve(input.os_threads.size());
+  for (const cpython::NativeThread& os_thread : input.os_threads) {
+    if (os_thread.machine == cpython::Machine::kX86_64) continue;
+    translated.push_back(os_thread);
+    translated.back().syscall = x86_64_syscall(os_thread.machine, os_thread.syscall);
+    translated.back().machine = cpython::Machine::kX86_64;
+  }
+  for (const cpython::NativeThread& os_thread : input.os_threads)
+    if (os_thread.machine == cpython::Machine::kX86_64) context.os_threads[os_thread.lwp] = &os_thread;
+  for (const cpython::NativeThread& os_thread : translated) context.os_threads[os_thread.lwp] = &os_thread;
   context.gil_known = stacks.gil_address.has_value() ||
                       std::any_of(stacks.threads.begin(), stacks.threads.end(),
                                   [](const PythonThread& t) { return t.holds_gil; });

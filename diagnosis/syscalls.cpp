@@ -67,7 +67,27 @@ constexpr Named kAllNames[] = {
 #include "diagnosis/syscall_names_x86_64.inc"
 };
 
+// aarch64's calls: the kernel's generic table (asm-generic/unistd.h), read when the build is
+// configured (diagnosis/CMakeLists.txt), as x86-64's.
+constexpr Named kGenericNames[] = {
+    {-1, ""},
+#include "diagnosis/syscall_names_generic.inc"
+};
+
 }  // namespace
+
+int64_t x86_64_syscall(cpython::Machine machine, int64_t number) {
+  if (machine == cpython::Machine::kX86_64 || number < 0) return number;
+  for (const Named& generic : kGenericNames) {
+    if (generic.number != number || generic.name.empty()) continue;
+    for (const Named& named : kAllNames)
+      if (named.name == generic.name) return named.number;
+    for (const Entry& entry : kTable)
+      if (entry.name == generic.name) return entry.number;
+    return -1;
+  }
+  return -1;
+}
 
 std::string_view syscall_name(int64_t number) {
   if (number < 0) return {};

@@ -196,15 +196,13 @@ bool DwflUnwinder::Impl::memory_read(Dwfl*, Dwarf_Addr address, Dwarf_Word* resu
 
 bool DwflUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread_arg) noexcept {
   const auto* registers = static_cast<const ThreadRegisters*>(thread_arg);
-  constexpr int kStackPointer = 7;
+  const unsigned sp = registers->sp_index();
   if (registers->only_pc_and_sp) {
-    if (!dwfl_thread_state_registers(thread, kStackPointer, 1, &registers->dwarf[kStackPointer]))
-      return false;
-  } else if (!dwfl_thread_state_registers(thread, 0, registers->dwarf.size(),
-                                          registers->dwarf.data())) {
+    if (!dwfl_thread_state_registers(thread, sp, 1, &registers->dwarf[sp])) return false;
+  } else if (!dwfl_thread_state_registers(thread, 0, registers->count(), registers->dwarf.data())) {
     return false;
   }
-  dwfl_thread_state_register_pc(thread, registers->dwarf[16]);
+  dwfl_thread_state_register_pc(thread, registers->dwarf[registers->pc_index()]);
   return true;
 }
 
@@ -281,6 +279,9 @@ struct ThreadWalk {
   const cpython::AddressSpace* memory = nullptr;  // for stepping over perf trampolines
   // The registers of the frame that called a perf trampoline the walk stopped at: where it goes on.
   std::optional<ThreadRegisters> resume{};
+  // The thread's machine: which DWARF register is the stack pointer; perf trampolines are matched
+  // by their x86-64 bytes only.
+  cpython::Machine machine = cpython::Machine::kX86_64;
 };
 
 constexpr unsigned kDwarfRegisterRbp = 6;
@@ -334,7 +335,8 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
     }
     frame.is_activation = is_activation;
     Dwarf_Word sp = 0;
-    if (dwfl_frame_reg(state, kDwarfRegisterRsp, &sp) == 0) frame.sp = sp;
+    const unsigned sp_register = walk->machine == cpython::Machine::kAarch64 ? 31 : kDwarfRegisterRsp;
+    if (dwfl_frame_reg(state, sp_register, &sp) == 0) frame.sp = sp;
     // A frame that unwinds to itself would repeat forever (libdwfl has no guard of its own).
     if (!walk->frames.empty() && walk->frames.back().pc == frame.pc &&
         walk->frames.back().sp == frame.sp) {
@@ -347,7 +349,9 @@ int on_frame(Dwfl_Frame* state, void* arg) noexcept {
     Dwfl* dwfl = dwfl_thread_dwfl(dwfl_frame_thread(state));
     if (!is_activation && walk->memory != nullptr && walk->frames.size() < walk->max_frames &&
         frame.pc > 0 && dwfl_addrmodule(dwfl, frame.pc - 1) == nullptr) {
-      if (auto resume = step_over_trampoline(state, frame, *walk->memory)) {
+      auto resume = walk->machine == cpython::Machine::kX86_64 ? step_over_trampoline(state, frame, *walk->memory)
+                                                               : std::nullopt;
+      if (resume) {
         walk->frames.back().perf_trampoline = true;
         walk->resume = std::move(resume);
         return DWARF_CB_ABORT;
@@ -370,6 +374,7 @@ struct AllThreads {
   std::map<int64_t, ThreadWalk> walks;
   size_t max_frames = 0;
   const cpython::AddressSpace* memory = nullptr;
+  cpython::Machine machine = cpython::Machine::kX86_64;
 };
 
 // The thread id a walk resumed after a perf trampoline goes by: no kernel gives it (pid_max is
@@ -383,6 +388,7 @@ int on_thread(Dwfl_Thread* thread, void* arg) noexcept {
     ThreadWalk& walk = all->walks[dwfl_thread_tid(thread)];
     walk.max_frames = all->max_frames;
     walk.memory = all->memory;
+    walk.machine = all->machine;
     const int result = dwfl_thread_getframes(thread, on_frame, &walk);
     // -1 is how every walk ends that reaches a frame libdwfl cannot unwind further; a thread's
     // outermost frame (clone3, _start) has no caller to unwind to, so that is no error by itself.
@@ -401,6 +407,7 @@ void DwflUnwinder::Impl::walk_all() {
   AllThreads all;
   all.max_frames = options.max_frames;
   all.memory = options.memory;
+  if (!options.threads.empty()) all.machine = options.threads.front().machine;
   if (dwfl_getthreads(dwfl.get(), on_thread, &all) < 0 && all.walks.empty()) {
     walk_error = Error{ErrorKind::kInvalidInput, "libdwfl cannot list threads: " + dwfl_message(), std::nullopt};
   }

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "cpython/address_space.h"
+#include "cpython/target.h"
 #include "native/unwinder.h"
 
 namespace hangpy::native {
@@ -21,15 +22,23 @@ namespace hangpy::native {
 // there is none (libdwfl then uses what the core itself holds of the module, if anything).
 using ModuleFileFinder = std::function<std::optional<std::string>(const std::string& recorded_path)>;
 
-// A thread's registers at the time of the core, in x86-64 DWARF numbering: rax, rdx, rcx, rbx,
-// rsi, rdi, rbp, rsp, r8-r15, then the pc (the return-address column, 16).
+// A thread's registers at the time of the core, in the DWARF numbering of its machine:
+//   x86-64: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, then the pc (the return-address
+//           column, 16);
+//   aarch64: x0-x30, sp (31), then the pc (kept at 32: aarch64 has no DWARF number for it).
 struct ThreadRegisters {
   int64_t lwp = 0;
-  std::array<uint64_t, 17> dwarf{};
-  // Only rsp (7) and the pc are known (a live thread read in its system call without stopping
-  // it): the others stay undefined, so that a frame whose CFI needs one ends the walk instead of
-  // going on from a made-up value.
+  std::array<uint64_t, 33> dwarf{};
+  cpython::Machine machine = cpython::Machine::kX86_64;
+  // Only the stack pointer and the pc are known (a live thread read in its system call without
+  // stopping it): the others stay undefined, so that a frame whose CFI needs one ends the walk
+  // instead of going on from a made-up value.
   bool only_pc_and_sp = false;
+
+  // How many of `dwarf` libdwfl is given from 0 (the pc is given apart), and where sp and pc are.
+  unsigned count() const { return machine == cpython::Machine::kAarch64 ? 32 : 17; }
+  unsigned sp_index() const { return machine == cpython::Machine::kAarch64 ? 31 : 7; }
+  unsigned pc_index() const { return machine == cpython::Machine::kAarch64 ? 32 : 16; }
 };
 
 // A module of the core: the file it recorded at `recorded_path`, mapped at [start, end).

@@ -12,10 +12,10 @@
 
 namespace hangpy::coreanalyze {
 
-// The note layouts below are the x86-64 kernel's; hangpy analyses x86-64 cores only and is
-// built on x86-64, where glibc's structs match them.
-static_assert(sizeof(elf_gregset_t) == sizeof(user_regs_struct));
-static_assert(sizeof(void*) == 8, "hangpy reads x86-64 cores and is built for x86-64");
+// The process notes other than NT_PRSTATUS (prpsinfo, siginfo, auxv) have one layout on the
+// 64-bit Linux machines hangpy reads and builds for, x86-64 and aarch64, so the C library's
+// structs read them; NT_PRSTATUS's registers differ (machine_registers.h).
+static_assert(sizeof(void*) == 8, "hangpy reads 64-bit cores and is built for a 64-bit machine");
 
 namespace {
 
@@ -97,12 +97,14 @@ Expected<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path) {
     return make_error(ErrorKind::kInvalidInput, fmt::format("{} is {}, not a core file", path,
                                                             type_description((*elf)->type())));
   }
-  if ((*elf)->machine() != EM_X86_64) {
+  const std::optional<cpython::Machine> machine = machine_of_elf((*elf)->machine());
+  if (!machine) {
     return make_error(ErrorKind::kInvalidInput,
-                      fmt::format("{} is a core file for {}; only x86-64 cores are supported", path,
-                                  machine_name((*elf)->machine())));
+                      fmt::format("{} is a core file for {}; only x86-64 and aarch64 cores are supported",
+                                  path, machine_name((*elf)->machine())));
   }
   std::unique_ptr<CoreFile> core(new CoreFile(std::move(*elf)));
+  core->machine_ = *machine;
   core->read_segments();
   core->read_notes();
   core->take_page_size_from_auxv();
@@ -221,7 +223,12 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
     if (!snapshot_symbols_) warnings_.push_back("snapshot symbol note is corrupt; ignored");
     return;
   }
-  if (note.name != "CORE") return;  // "LINUX" notes hold FPU/xstate, which we do not need
+  if (note.name == "LINUX" && note.type == kNoteArmTls && machine_ == cpython::Machine::kAarch64) {
+    // Follows its thread's NT_PRSTATUS, as the kernel writes each thread's notes together.
+    if (!threads_.empty() && note.desc.size() >= 8) std::memcpy(&threads_.back().registers.arm_tls, note.desc.data(), 8);
+    return;
+  }
+  if (note.name != "CORE") return;  // other "LINUX" notes hold FPU/xstate, which we do not need
   switch (note.type) {
     case NT_PRSTATUS:
       read_prstatus(note.desc);
@@ -244,22 +251,25 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
 }
 
 void CoreFile::read_prstatus(std::span<const std::byte> desc) {
-  auto status = read_struct<elf_prstatus>(desc);
-  if (!status) {
+  const size_t words = MachineRegisters::word_count(machine_);
+  const size_t needed = sizeof(PrstatusHeader) + words * 8;
+  auto status = read_struct<PrstatusHeader>(desc);
+  if (!status || desc.size() < needed) {
     warnings_.push_back(
         fmt::format("NT_PRSTATUS note of {} bytes is too short (need {}); thread "
                     "skipped",
-                    desc.size(), sizeof(elf_prstatus)));
+                    desc.size(), needed));
     return;
   }
   CoreThread thread;
-  thread.lwp = status->pr_pid;
-  thread.current_signal = status->pr_cursig;
+  thread.lwp = status->pid;
+  thread.current_signal = status->current_signal;
   // gcore leaves the times 0: then they are unknown, not "never ran".
-  const auto seconds = [](const timeval& time) { return static_cast<double>(time.tv_sec) + time.tv_usec / 1e6; };
-  const double cpu = seconds(status->pr_utime) + seconds(status->pr_stime);
+  const auto seconds = [](const int64_t (&time)[2]) { return static_cast<double>(time[0]) + static_cast<double>(time[1]) / 1e6; };
+  const double cpu = seconds(status->user_time) + seconds(status->system_time);
   if (cpu > 0 && cpu < 1e12) thread.cpu_seconds = cpu;
-  std::memcpy(&thread.registers, &status->pr_reg, sizeof(thread.registers));
+  thread.registers.machine = machine_;
+  std::memcpy(thread.registers.words.data(), desc.data() + sizeof(PrstatusHeader), words * 8);
   threads_.push_back(thread);
 }
 

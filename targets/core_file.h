@@ -1,9 +1,7 @@
-// An x86-64 Linux ELF core file: its memory segments, threads and process notes. The file is
+// An x86-64 or aarch64 Linux ELF core file: its memory segments, threads and process notes. The file is
 // memory-mapped through libelf (never read whole); every size and count from the notes is
 // bounds-checked. A core truncated on disk still opens: what is missing reads as kNotSaved.
 #pragma once
-
-#include <sys/user.h>
 
 #include <atomic>
 #include <cstdint>
@@ -18,6 +16,7 @@
 #include "base/error.h"
 #include "cpython/target.h"
 #include "symbols/elf_file.h"
+#include "targets/machine_registers.h"
 
 namespace hangpy::coreanalyze {
 
@@ -36,7 +35,7 @@ struct CoreSegment {
 struct CoreThread {
   int64_t lwp = 0;
   int current_signal = 0;
-  user_regs_struct registers{};  // all general registers, including fs_base
+  MachineRegisters registers{};  // all general registers (and aarch64's NT_ARM_TLS)
   std::optional<double> cpu_seconds{};  // user + system time (the kernel's cores; gcore writes 0s)
 };
 
@@ -50,8 +49,12 @@ struct FileMapping {
 
 class CoreFile {
  public:
-  // Errors: kIo (cannot open or map), kInvalidInput (empty, not ELF, not a core, not x86-64).
+  // Errors: kIo (cannot open or map), kInvalidInput (empty, not ELF, not a core, neither x86-64
+  // nor aarch64).
   static Expected<std::unique_ptr<CoreFile>> open(const std::string& path);
+
+  // The process's machine (the core's e_machine).
+  cpython::Machine machine() const { return machine_; }
 
   const std::string& path() const { return elf_->path(); }
   // Sorted by vaddr.
@@ -142,6 +145,7 @@ class CoreFile {
   Expected<void> read_segments_at(uint64_t address, std::span<std::byte> out, bool mapped) const;
 
   std::unique_ptr<symbols::ElfFile> elf_;
+  cpython::Machine machine_ = cpython::Machine::kX86_64;
   std::vector<CoreSegment> segments_;
   mutable std::atomic<size_t> last_segment_{0};  // segment_containing's last answer
   std::vector<CoreThread> threads_;

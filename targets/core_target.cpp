@@ -330,10 +330,7 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<cpython::NativeThread> threads() const override {
     std::vector<cpython::NativeThread> result;
     for (const CoreThread& thread : core_->threads()) {
-      const auto& regs = thread.registers;
-      cpython::NativeThread native{thread.lwp, regs.fs_base, regs.rip, regs.rsp};
-      native.syscall = static_cast<int64_t>(regs.orig_rax);
-      native.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+      cpython::NativeThread native = thread.registers.native_thread(thread.lwp, in_syscall(thread.registers));
       native.cpu_seconds = thread.cpu_seconds;
       result.push_back(native);
     }
@@ -362,6 +359,18 @@ class CoreTargetImpl final : public CoreTarget {
   }
 
  private:
+  // Whether an aarch64 thread sits in a system call, which its registers do not say: the
+  // instruction at its pc is `svc #0` (the kernel's cores and gcore: a call cut by the signal is
+  // rewound to restart) or the one before it is (qemu's cores: the call is still running). An
+  // x86-64 thread says so itself (orig_rax).
+  bool in_syscall(const MachineRegisters& registers) const {
+    if (registers.machine != cpython::Machine::kAarch64) return true;
+    for (uint64_t at : {registers.pc(), registers.pc() - 4}) {
+      std::array<std::byte, 4> code{};
+      if (registers.pc() >= 4 && memory_->read(at, code) && is_aarch64_svc(code)) return true;
+    }
+    return false;
+  }
   void collect_modules();
   void read_saved_header(Module& module) const;
   void find_executable();
@@ -569,6 +578,17 @@ std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions&
     }
     return known->second;
   };
+  // A module's header and program headers, for a core that saved none (qemu's).
+  files.file_start = [&resolver](const std::string& path) -> std::optional<std::vector<std::byte>> {
+    constexpr uint64_t kStartBytes = 64 * 1024;
+    const std::optional<std::string> found = resolver.resolve(path);
+    if (!found) return std::nullopt;
+    auto file = symbols::ElfFile::open(*found);
+    if (!file) return std::nullopt;
+    std::vector<std::byte> bytes(std::min(kStartBytes, (*file)->file_size()));
+    if (!(*file)->read_file_offset_unmapped(0, bytes)) return std::nullopt;
+    return bytes;
+  };
   // The executable's needed libraries, as paths of the process (the sysroot taken off again).
   files.library_candidates = [&resolver, &options](const std::string& executable) {
     std::vector<std::string> candidates;
@@ -585,12 +605,16 @@ std::optional<uint64_t> recover_file_mappings(CoreFile& core, const CoreOptions&
   };
   RecoveredModules found =
       recover_modules(SavedMemory(core), segments, options.executable, options.executable_hint,
-                      core.page_size(), files);
+                      core.page_size(), files, core.auxv());
   std::string what = core.notes_cut()
                          ? "the notes are missing (the core was cut before them): threads' "
                            "registers and the file list are unknown"
                          : "the core lists no mapped files (NT_FILE)";
-  if (found.named > 0) {
+  if (found.named > 0 && found.headers_from_files) {
+    what += fmt::format("; {} modules recovered from the dynamic linker's list and their files (the "
+                        "core holds none of their headers; the executable named by {})",
+                        found.named, found.executable_named_by.empty() ? "AT_EXECFN" : found.executable_named_by);
+  } else if (found.named > 0) {
     what += fmt::format("; modules recovered from {} ELF header{} in memory ({} named", found.elf_headers,
                         found.elf_headers == 1 ? "" : "s", found.named);
     what += found.executable_named_by.empty()

@@ -34,11 +34,12 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
   process.facts = facts;
   for (const auto& set : stopped) {
     CoreThread thread{set.lwp, 0, set.registers};
-    // A thread read in its system call has no fs_base of its own: the one found for it
-    // (thread_pointers.h), which `threads` holds.
+    // A thread read in its system call has no thread pointer of its own: the pthread_t found for
+    // it (thread_pointers.h), which `threads` holds, is written as x86-64's fs_base. (aarch64's
+    // tpidr_el0 lies past the struct pthread, at an offset only the C library knows.)
     for (const cpython::NativeThread& known : threads) {
       if (known.lwp != set.lwp) continue;
-      if (thread.registers.fs_base == 0) thread.registers.fs_base = known.fs_base;
+      if (thread.registers.pthread_self() == 0) thread.registers.set_pthread_self(known.fs_base);
       thread.cpu_seconds = known.cpu_seconds;
     }
     process.threads.push_back(thread);
@@ -46,9 +47,10 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
   if (stopped.empty()) {
     for (const cpython::NativeThread& thread : threads) {
       CoreThread known{thread.lwp, 0, {}};
-      known.registers.rip = thread.pc;
-      known.registers.rsp = thread.sp;
-      known.registers.orig_rax = static_cast<uint64_t>(thread.syscall);
+      known.registers.machine = thread.machine;
+      known.registers.set_pc(thread.pc);
+      known.registers.set_sp(thread.sp);
+      known.registers.set_syscall(thread.syscall, thread.syscall_arguments);
       known.cpu_seconds = thread.cpu_seconds;
       process.threads.push_back(known);
     }

@@ -217,17 +217,23 @@ std::map<uint64_t, uint64_t> find_auxv(const cpython::AddressSpace& memory,
   return {};
 }
 
-// The dynamic linker's list of loaded modules: (l_ld, l_name) of each, through DT_DEBUG in the
-// executable's dynamic section. Empty when any step is not in the core.
-std::vector<std::pair<uint64_t, std::string>> read_link_map(const cpython::AddressSpace& memory,
-                                                            uint64_t dynamic) {
+// One module of the dynamic linker's list.
+struct LinkedModule {
+  uint64_t ld = 0;    // l_ld: its dynamic section
+  uint64_t bias = 0;  // l_addr: its load bias
+  std::string path;   // l_name ("" for the executable)
+};
+
+// The dynamic linker's list of loaded modules, through DT_DEBUG in the executable's dynamic
+// section. Empty when any step is not in the core.
+std::vector<LinkedModule> read_link_map(const cpython::AddressSpace& memory, uint64_t dynamic) {
   std::optional<uint64_t> debug;
   for (uint64_t i = 0; i < kMaxDynamicEntries; ++i) {
     auto entry = cpython::read_value<Elf64_Dyn>(memory, dynamic + i * sizeof(Elf64_Dyn));
     if (!entry || entry->d_tag == DT_NULL) break;
     if (entry->d_tag == DT_DEBUG) debug = entry->d_un.d_ptr;
   }
-  std::vector<std::pair<uint64_t, std::string>> modules;
+  std::vector<LinkedModule> modules;
   if (!debug || *debug == 0) return modules;
   auto map = cpython::read_pointer(memory, *debug + offsetof(r_debug, r_map));
   std::set<uint64_t> visited;
@@ -236,12 +242,13 @@ std::vector<std::pair<uint64_t, std::string>> read_link_map(const cpython::Addre
     auto name = cpython::read_pointer(memory, entry + offsetof(link_map, l_name));
     auto ld = cpython::read_pointer(memory, entry + offsetof(link_map, l_ld));
     auto next = cpython::read_pointer(memory, entry + offsetof(link_map, l_next));
-    if (!name || !ld || !next) break;
+    auto bias = cpython::read_pointer(memory, entry + offsetof(link_map, l_addr));
+    if (!name || !ld || !next || !bias) break;
     std::string path;
     if (*name != 0) {
       if (auto text = cpython::read_c_string(memory, *name, kMaxPathLength)) path = *text;
     }
-    modules.emplace_back(*ld, std::move(path));
+    modules.push_back({*ld, *bias, std::move(path)});
     entry = *next;
   }
   return modules;
@@ -252,7 +259,7 @@ std::vector<std::pair<uint64_t, std::string>> read_link_map(const cpython::Addre
 // under the stack).
 FoundHeader* find_executable(std::vector<FoundHeader>& headers,
                              const std::map<uint64_t, uint64_t>& auxv,
-                             const std::vector<std::pair<uint64_t, std::string>>& link_map) {
+                             const std::vector<LinkedModule>& link_map) {
   if (auto phdr = auxv.find(AT_PHDR); phdr != auxv.end()) {
     for (FoundHeader& header : headers) {
       for (const Elf64_Phdr& load : header.loads) {
@@ -263,7 +270,7 @@ FoundHeader* find_executable(std::vector<FoundHeader>& headers,
   }
   if (!link_map.empty()) {
     for (FoundHeader& header : headers)
-      if (header.dynamic == link_map.front().first) return &header;
+      if (header.dynamic == link_map.front().ld) return &header;
   }
   for (FoundHeader& header : headers)
     if (header.has_interpreter) return &header;  // sorted by address
@@ -291,13 +298,78 @@ void name_needed_libraries(const cpython::AddressSpace& memory, std::vector<Foun
   }
 }
 
+// A file's first bytes standing where its offset 0 is mapped, so that read_header reads the
+// header from there as it would from the process's memory.
+class FileImage final : public cpython::AddressSpace {
+ public:
+  FileImage(uint64_t address, const std::vector<std::byte>& bytes) : address_(address), bytes_(bytes) {}
+  Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
+    if (address < address_ || address - address_ > bytes_.size() ||
+        bytes_.size() - (address - address_) < out.size())
+      return make_error(ErrorKind::kUnmapped, "past the file's first bytes", address);
+    std::memcpy(out.data(), bytes_.data() + (address - address_), out.size());
+    return {};
+  }
+
+ private:
+  uint64_t address_;
+  const std::vector<std::byte>& bytes_;
+};
+
+// The modules' headers read from their files, for a core that saved none of them: the executable
+// (--exe, else AT_EXECFN) at AT_PHDR minus its program headers' file offset, which leads to the
+// dynamic linker's list (its l_addr places each library). Each file is read once; a module whose
+// file is not here stays out.
+std::vector<FoundHeader> headers_from_files(const cpython::AddressSpace& memory,
+                                            const std::map<uint64_t, uint64_t>& auxv,
+                                            const std::optional<std::string>& executable,
+                                            uint64_t page_size, const FileFacts& files) {
+  std::vector<FoundHeader> headers;
+  const auto phdr = auxv.find(AT_PHDR);
+  if (phdr == auxv.end()) return headers;
+  std::string path = executable.value_or("");
+  if (path.empty()) {
+    if (auto execfn = auxv.find(AT_EXECFN); execfn != auxv.end()) {
+      if (auto text = cpython::read_c_string(memory, execfn->second, kMaxPathLength)) path = *text;
+    }
+  }
+  if (path.empty()) return headers;
+  const std::optional<std::vector<std::byte>> start = files.file_start(path);
+  if (!start) return headers;
+  const auto file_header = cpython::read_value<Elf64_Ehdr>(FileImage(0, *start), 0);
+  if (!file_header || file_header->e_phoff > phdr->second) return headers;
+  const uint64_t address = phdr->second - file_header->e_phoff;
+  auto main = read_header(FileImage(address, *start), address, page_size);
+  if (!main || !main->dynamic) return headers;
+  main->path = path;
+  const std::vector<LinkedModule> link_map = read_link_map(memory, *main->dynamic);
+  headers.push_back(std::move(*main));
+  for (const LinkedModule& module : link_map) {
+    if (module.path.empty() || module.path.front() != '/' || headers.size() >= kMaxModules) continue;
+    const std::optional<std::vector<std::byte>> bytes = files.file_start(module.path);
+    if (!bytes) continue;
+    // Offset 0 of a library is mapped at its bias plus its first segment's (page-aligned) address.
+    std::optional<FoundHeader> at_zero = read_header(FileImage(module.bias, *bytes), module.bias, page_size);
+    if (!at_zero) continue;
+    const uint64_t shift = module.bias - at_zero->load_bias;  // the first segment's address
+    auto library = read_header(FileImage(module.bias + shift, *bytes), module.bias + shift, page_size);
+    if (!library || library->load_bias != module.bias) continue;
+    library->path = module.path;
+    headers.push_back(std::move(*library));
+  }
+  std::sort(headers.begin(), headers.end(),
+            [](const FoundHeader& a, const FoundHeader& b) { return a.address < b.address; });
+  return headers;
+}
+
 }  // namespace
 
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
                                  const std::optional<std::string>& executable,
                                  const std::optional<std::string>& executable_hint,
-                                 uint64_t page_size, const FileFacts& files) {
+                                 uint64_t page_size, const FileFacts& files,
+                                 const std::vector<std::pair<uint64_t, uint64_t>>& noted_auxv) {
   RecoveredModules result;
   std::vector<FoundHeader> headers;
   for (const SegmentStart& segment : segments) {
@@ -309,11 +381,16 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
             [](const FoundHeader& a, const FoundHeader& b) { return a.address < b.address; });
   result.elf_headers = headers.size();
 
-  const std::map<uint64_t, uint64_t> auxv = find_auxv(memory, segments);
+  const std::map<uint64_t, uint64_t> auxv =
+      noted_auxv.empty() ? find_auxv(memory, segments) : std::map<uint64_t, uint64_t>(noted_auxv.begin(), noted_auxv.end());
+  if (headers.empty() && files.file_start) {
+    headers = headers_from_files(memory, auxv, executable, page_size, files);
+    result.headers_from_files = !headers.empty();
+  }
   // The executable's dynamic section leads to the list (the dynamic linker fills in DT_DEBUG of
   // the executable only). Which header is the executable is not known yet: the first few with a
   // PT_INTERP are tried (glibc's libc.so.6 has one too), a bounded cost on a corrupt core.
-  std::vector<std::pair<uint64_t, std::string>> link_map;
+  std::vector<LinkedModule> link_map;
   size_t tried = 0;
   for (const FoundHeader& header : headers) {
     if (!header.has_interpreter || !header.dynamic) continue;
@@ -324,10 +401,10 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
   std::map<uint64_t, FoundHeader*> by_dynamic;
   for (FoundHeader& header : headers)
     if (header.dynamic) by_dynamic.emplace(*header.dynamic, &header);
-  for (const auto& [ld, path] : link_map) {
-    if (path.empty() || path.front() != '/') continue;  // the executable (""), the vDSO
-    if (auto found = by_dynamic.find(ld); found != by_dynamic.end() && found->second->path.empty())
-      found->second->path = path;
+  for (const LinkedModule& module : link_map) {
+    if (module.path.empty() || module.path.front() != '/') continue;  // the executable (""), the vDSO
+    if (auto found = by_dynamic.find(module.ld); found != by_dynamic.end() && found->second->path.empty())
+      found->second->path = module.path;
   }
   if (FoundHeader* main = find_executable(headers, auxv, link_map)) {
     result.executable_start = main->address;

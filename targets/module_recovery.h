@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "targets/core_file.h"
@@ -30,6 +31,7 @@ struct RecoveredModules {
   // it (page-aligned, file offsets in bytes), in ascending address order.
   std::vector<FileMapping> mappings;
   size_t elf_headers = 0;      // ELF headers found at the start of segments
+  bool headers_from_files = false;  // none was: they were read from the modules' files
   size_t named = 0;            // modules of them that got a path
   std::optional<uint64_t> executable_start;  // where the executable's header is mapped
   // "--exe", "AT_EXECFN", "the path its wrapper recorded", "" when unnamed.
@@ -41,6 +43,9 @@ struct RecoveredModules {
 // (symbols/dependencies.h), as process paths.
 struct FileFacts {
   std::function<std::optional<std::string>(const std::string& path)> build_id;
+  // The first bytes of the file a process path names here (its ELF header and program headers),
+  // for a core that saved no module's first page (qemu-user's cores save no text at all).
+  std::function<std::optional<std::vector<std::byte>>(const std::string& path)> file_start;
   std::function<std::vector<std::string>(const std::string& executable)> library_candidates;
 };
 
@@ -51,12 +56,16 @@ struct FileFacts {
 // it), the paths of Python executables the process's data holds (sys.executable, argv[0], the
 // interpreter's configuration, in UTF-8 or UTF-32) are tried with `has_build_id` against the
 // build-id the executable's own header carries: a path is taken only when its file is that very
-// binary, never guessed. Then modules the dynamic linker's list did not name (it may be cut off
+// binary, never guessed. When the core holds no module's header at all, the headers are read from
+// the files instead: the executable's (--exe or AT_EXECFN) placed where AT_PHDR says, then each
+// library of the dynamic linker's list at its l_addr. Then modules the dynamic linker's list did not name (it may be cut off
 // too) are looked for among the libraries the executable needs, by build-id the same way.
+// `noted_auxv`: the core's NT_AUXV when it has one (else the vector is looked for on the stack).
 RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  const std::vector<SegmentStart>& segments,
                                  const std::optional<std::string>& executable,
                                  const std::optional<std::string>& executable_hint,
-                                 uint64_t page_size, const FileFacts& files = {});
+                                 uint64_t page_size, const FileFacts& files = {},
+                                 const std::vector<std::pair<uint64_t, uint64_t>>& noted_auxv = {});
 
 }  // namespace hangpy::coreanalyze

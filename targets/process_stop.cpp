@@ -5,7 +5,8 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/user.h>
+#include <sys/uio.h>
+#include <elf.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,11 +100,20 @@ std::vector<pid_t> list_threads(int pid) {
   return ids;
 }
 
-cpython::NativeThread thread_registers(pid_t tid, const user_regs_struct& regs) {
-  cpython::NativeThread thread{tid, regs.fs_base, regs.rip, regs.rsp};
-  thread.syscall = static_cast<int64_t>(regs.orig_rax);
-  thread.syscall_arguments = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
-  return thread;
+// The thread's general registers (NT_PRSTATUS, as a core holds them) and, on aarch64, its thread
+// pointer (NT_ARM_TLS); PTRACE_GETREGSET works alike on both machines, unlike PTRACE_GETREGS.
+std::optional<MachineRegisters> read_registers(pid_t tid) {
+  MachineRegisters registers;
+  registers.machine = cpython::kHostMachine;
+  iovec io{registers.words.data(), MachineRegisters::word_count(cpython::kHostMachine) * 8};
+  if (syscall(SYS_ptrace, PTRACE_GETREGSET, tid, reinterpret_cast<void*>(NT_PRSTATUS), &io) != 0)
+    return std::nullopt;
+  if (cpython::kHostMachine == cpython::Machine::kAarch64) {
+    iovec tls{&registers.arm_tls, sizeof registers.arm_tls};
+    if (syscall(SYS_ptrace, PTRACE_GETREGSET, tid, reinterpret_cast<void*>(kNoteArmTls), &tls) != 0)
+      registers.arm_tls = 0;
+  }
+  return registers;
 }
 
 }  // namespace
@@ -180,15 +190,12 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
         for (sig_atomic_t i = 0; i < g_traced_count; ++i)
           if (g_traced[i] == tid) g_pending_signal[i] = WSTOPSIG(status);
       }
-      user_regs_struct regs{};
-      if (raw_ptrace(PTRACE_GETREGS, tid, reinterpret_cast<uintptr_t>(&regs)) == 0) {
-        // raw syscall: the data argument is where the kernel writes
-        threads_.push_back(thread_registers(tid, regs));
-        const user_regs_struct& r = regs;
-        dwarf_registers_.push_back({tid, {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp,
-                                          r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
-                                          r.rip}});
-        register_sets_.push_back({tid, regs});
+      if (auto registers = read_registers(tid)) {
+        // An aarch64 thread stopped here is taken as out of any system call (one asleep in a call
+        // was left in it above); x86-64's orig_rax says it either way.
+        threads_.push_back(registers->native_thread(tid, false));
+        dwarf_registers_.push_back({tid, registers->dwarf()});
+        register_sets_.push_back({tid, *registers});
       }
     }
   }
@@ -206,22 +213,19 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
 void StoppedProcess::leave_in_syscall(BlockedThread thread) {
   const cpython::NativeThread& known = thread.registers;
   threads_.push_back(known);
+  MachineRegisters registers;
+  registers.machine = cpython::kHostMachine;
+  registers.set_pc(known.pc);
+  registers.set_sp(known.sp);
+  registers.set_syscall(known.syscall, known.syscall_arguments);
   DwarfRegisters dwarf{known.lwp, {}, true};
-  dwarf.dwarf[7] = known.sp;
-  dwarf.dwarf[16] = known.pc;
+  const std::array<uint64_t, 33> order = registers.dwarf();
+  const unsigned sp_index = registers.machine == cpython::Machine::kAarch64 ? 31 : 7;
+  const unsigned pc_index = registers.machine == cpython::Machine::kAarch64 ? 32 : 16;
+  dwarf.dwarf[sp_index] = order[sp_index];
+  dwarf.dwarf[pc_index] = order[pc_index];
   dwarf_registers_.push_back(dwarf);
-  user_regs_struct regs{};
-  regs.rip = known.pc;
-  regs.rsp = known.sp;
-  regs.orig_rax = static_cast<uint64_t>(known.syscall);
-  const auto& arguments = known.syscall_arguments;
-  regs.rdi = arguments[0];
-  regs.rsi = arguments[1];
-  regs.rdx = arguments[2];
-  regs.r10 = arguments[3];
-  regs.r8 = arguments[4];
-  regs.r9 = arguments[5];
-  register_sets_.push_back({known.lwp, regs});
+  register_sets_.push_back({known.lwp, registers});
   left_in_syscall_.push_back(std::move(thread));
 }
 

@@ -10,7 +10,6 @@
 // timeout_failure()'s line. One process at a time.
 #pragma once
 
-#include <sys/user.h>
 
 #include <array>
 #include <chrono>
@@ -21,6 +20,7 @@
 
 #include "targets/blocked_threads.h"
 #include "targets/live_target.h"
+#include "targets/machine_registers.h"
 #include "cpython/target.h"
 
 namespace hangpy::coreanalyze {
@@ -49,18 +49,19 @@ class StoppedProcess {
   // The LWPs of the threads left in their system calls that have left them or run since: their
   // stacks, as read, may be torn. Call before release().
   std::vector<int64_t> moved() const;
-  // The same threads' general registers in x86-64 DWARF numbering (rax, rdx, rcx, rbx, rsi, rdi,
-  // rbp, rsp, r8-r15, then the pc), for unwinding their native stacks.
+  // The same threads' general registers in the host's DWARF numbering (x86-64 rax, rdx, rcx, rbx,
+  // rsi, rdi, rbp, rsp, r8-r15, then the pc; aarch64 x0-x30, sp, then the pc at 32), for unwinding
+  // their native stacks (native::ThreadRegisters).
   struct DwarfRegisters {
     int64_t lwp = 0;
-    std::array<uint64_t, 17> dwarf{};
+    std::array<uint64_t, 33> dwarf{};
     bool only_pc_and_sp = false;  // a thread left in its system call
   };
   const std::vector<DwarfRegisters>& dwarf_registers() const { return dwarf_registers_; }
-  // The same threads' registers as PTRACE_GETREGS gave them, for a snapshot core's NT_PRSTATUS.
+  // The same threads' registers as PTRACE_GETREGSET gave them, for a snapshot core's NT_PRSTATUS.
   struct RegisterSet {
     int64_t lwp = 0;
-    user_regs_struct registers{};
+    MachineRegisters registers{};
   };
   const std::vector<RegisterSet>& register_sets() const { return register_sets_; }
   // True once the stop outlived its limit: every thread is detached already.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -34,7 +35,20 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
     return address;
   }
   static std::string section_key(std::string_view name) { return "section " + std::string(name); }
-  std::vector<cpython::NativeThread> threads() const override { return inner_.threads(); }
+  // An aarch64 thread's system call is told by the instruction at or before its pc (core_target's
+  // in_syscall): those words are kept too, so that a snapshot tells the same.
+  std::vector<cpython::NativeThread> threads() const override {
+    std::vector<cpython::NativeThread> threads = inner_.threads();
+    for (const cpython::NativeThread& thread : threads) {
+      if (thread.machine != cpython::Machine::kAarch64 || thread.pc < 4) continue;
+      std::array<std::byte, 8> code{};
+      if (!read(thread.pc - 4, code)) {
+        (void)read(thread.pc - 4, std::span(code).first(4));
+        (void)read(thread.pc, std::span(code).first(4));
+      }
+    }
+    return threads;
+  }
   std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
   std::vector<cpython::MemoryRange> writable_ranges() const override {
     return inner_.writable_ranges();

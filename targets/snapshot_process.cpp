@@ -6,6 +6,7 @@ namespace hangpy::coreanalyze {
 
 SnapshotProcess snapshot_process_of(const CoreFile& core) {
   SnapshotProcess process;
+  process.machine = core.machine();
   process.threads = core.threads();
   process.facts.pid = core.pid().value_or(0);
   process.facts.command = core.command();

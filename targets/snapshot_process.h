@@ -4,8 +4,6 @@
 // writer makes both.
 #pragma once
 
-#include <sys/user.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,6 +18,7 @@
 namespace hangpy::coreanalyze {
 
 struct SnapshotProcess {
+  cpython::Machine machine = cpython::kHostMachine;  // the core's e_machine
   std::vector<CoreThread> threads;
   cpython::ProcessInfo facts;  // pid, command, arguments, signal, parent, owner, state
   std::vector<std::pair<uint64_t, uint64_t>> auxv;

@@ -45,13 +45,21 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   std::vector<std::byte> notes;
   const cpython::ProcessInfo& facts = process.facts;
   for (const CoreThread& thread : process.threads) {
-    elf_prstatus status{};
-    status.pr_pid = static_cast<pid_t>(thread.lwp);
-    status.pr_cursig = static_cast<short>(thread.current_signal);
-    status.pr_info.si_signo = thread.current_signal;
-    static_assert(sizeof(status.pr_reg) == sizeof(thread.registers));
-    std::memcpy(&status.pr_reg, &thread.registers, sizeof(status.pr_reg));
-    append_struct_note(notes, NT_PRSTATUS, status);
+    // The header, the machine's pr_reg, then pr_fpvalid and padding (machine_registers.h).
+    PrstatusHeader header{};
+    header.pid = static_cast<int32_t>(thread.lwp);
+    header.current_signal = static_cast<int16_t>(thread.current_signal);
+    header.signal_number = thread.current_signal;
+    std::vector<std::byte> status(MachineRegisters::prstatus_size(process.machine));
+    std::memcpy(status.data(), &header, sizeof header);
+    std::memcpy(status.data() + sizeof header, thread.registers.words.data(),
+                MachineRegisters::word_count(process.machine) * 8);
+    append_note(notes, "CORE", NT_PRSTATUS, status);
+    if (process.machine == cpython::Machine::kAarch64 && thread.registers.arm_tls != 0) {
+      std::vector<std::byte> tls;
+      append_u64(tls, thread.registers.arm_tls);
+      append_note(notes, "LINUX", kNoteArmTls, tls);
+    }
   }
   elf_prpsinfo info{};
   info.pr_pid = static_cast<pid_t>(facts.pid);
@@ -177,7 +185,7 @@ Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& pr
   header.e_ident[EI_DATA] = ELFDATA2LSB;
   header.e_ident[EI_VERSION] = EV_CURRENT;
   header.e_type = ET_CORE;
-  header.e_machine = EM_X86_64;
+  header.e_machine = elf_machine(process.machine);
   header.e_version = EV_CURRENT;
   header.e_phoff = sizeof(Elf64_Ehdr);
   header.e_ehsize = sizeof(Elf64_Ehdr);

@@ -203,9 +203,9 @@ TEST_F(CoreFileTest, ThreadsAreTheChildsLwps) {
   std::set<int64_t> lwps;
   for (const CoreThread& thread : core_->threads()) {
     lwps.insert(thread.lwp);
-    EXPECT_NE(thread.registers.rsp, 0u);
-    EXPECT_NE(thread.registers.fs_base, 0u);
-    EXPECT_NE(core_->segment_containing(thread.registers.rsp), nullptr);
+    EXPECT_NE(thread.registers.sp(), 0u);
+    EXPECT_NE(thread.registers.thread_register(), 0u);
+    EXPECT_NE(core_->segment_containing(thread.registers.sp()), nullptr);
   }
   EXPECT_EQ(core_->threads().size(), 3u);
   EXPECT_EQ(lwps, generated_->lwps);
