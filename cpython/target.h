@@ -38,6 +38,10 @@ struct NativeThread {
   int64_t syscall = -1;
   Machine machine = kHostMachine;
   std::array<uint64_t, 6> syscall_arguments{};
+  // The call's arguments are not known: an aarch64 thread whose call the signal that made the core
+  // had already ended holds the call's error return in x0 (qemu-user's cores: the kernel's own
+  // rewind the call instead), so its first argument is gone.
+  bool syscall_arguments_lost = false;
   // The time axis (two looks compared: did it run, did it move data?): CPU time used so far, user
   // and system, and bytes read and written through system calls (/proc's rchar + wchar), where the
   // target tells them (a live process; a core's NT_PRSTATUS has the CPU time).

@@ -160,7 +160,7 @@ BlockedOn stdlib_blocked_on(const Context& context, size_t index, const StdlibWa
       break;
     }
     case WaitKind::kChildProcess: {
-      if (diagnosis.syscall == syscall_numbers::kWait4 || diagnosis.syscall == syscall_numbers::kWaitid) {
+      if (!diagnosis.syscall_arguments_lost && (diagnosis.syscall == syscall_numbers::kWait4 || diagnosis.syscall == syscall_numbers::kWaitid)) {
         // wait4(pid, ...); waitid(idtype, id, ...)
         const uint64_t raw = diagnosis.syscall == syscall_numbers::kWait4 ? diagnosis.syscall_arguments[0]
                                                                           : diagnosis.syscall_arguments[1];
@@ -185,6 +185,11 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
   const auto& args = diagnosis.syscall_arguments;
   const std::string name = diagnosis.syscall_name.empty() ? fmt::format("system call {}", *diagnosis.syscall)
                                                           : diagnosis.syscall_name;
+  if (diagnosis.syscall_arguments_lost) {
+    blocked.kind = WaitKind::kSyscall;
+    blocked.what = fmt::format("{} (its arguments are lost: the signal that made the core ended the call)", name);
+    return blocked;
+  }
   switch (syscall_kind(*diagnosis.syscall)) {
     case SyscallKind::kSleep:
       blocked.kind = WaitKind::kSleep;
@@ -293,6 +298,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
       diagnosis.syscall = found->second->syscall;
       diagnosis.syscall_name = std::string(syscall_name(*diagnosis.syscall));
       diagnosis.syscall_arguments = found->second->syscall_arguments;
+      diagnosis.syscall_arguments_lost = found->second->syscall_arguments_lost;
     }
   }
   if (auto object = thread_objects.find(thread.thread_id); object != thread_objects.end()) {
@@ -339,7 +345,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
                        : "torch.distributed " + *hint.collective;
     return;
   }
-  if (hint.pthread_mutex && diagnosis.syscall == syscall_numbers::kFutex) {
+  if (hint.pthread_mutex && diagnosis.syscall == syscall_numbers::kFutex && !diagnosis.syscall_arguments_lost) {
     blocked = pthread_mutex_blocked_on(context, diagnosis);
     return;
   }
@@ -347,7 +353,7 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
     blocked = stdlib_blocked_on(context, index, *wait, diagnosis);
     return;
   }
-  if (diagnosis.syscall == syscall_numbers::kFutex) {
+  if (diagnosis.syscall == syscall_numbers::kFutex && !diagnosis.syscall_arguments_lost) {
     if (const LockState* lock = lock_waited_at(context, diagnosis.syscall_arguments[0])) {
       set_lock_wait(context, *lock, blocked);
       return;

@@ -88,6 +88,7 @@ struct ThreadDiagnosis {
   std::optional<int64_t> syscall;  // the number, when the thread is in one
   std::string syscall_name;        // empty when the table does not know it
   std::array<uint64_t, 6> syscall_arguments{};
+  bool syscall_arguments_lost = false;  // see cpython::NativeThread
   std::optional<bool> daemon;      // threading.Thread.daemon where threading knows the thread
   bool main_thread = false;        // the process's first thread (LWP == pid)
   BlockedOn blocked_on;

@@ -69,7 +69,7 @@ void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t ind
 // the socket's addresses.
 void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
                           ThreadDiagnosis& thread) {
-  if (!thread.syscall || !takes_file_descriptor(*thread.syscall)) return;
+  if (!thread.syscall || thread.syscall_arguments_lost || !takes_file_descriptor(*thread.syscall)) return;
   const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
   if (fd < 0) return;
   auto what = describe_fd(fd);
@@ -82,7 +82,7 @@ void name_file_descriptor(const std::function<std::optional<std::string>(int64_t
 // A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its
 // server): the path, read from the call's argument.
 void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
-  if (!thread.syscall || (*thread.syscall != syscall_numbers::kOpen && *thread.syscall != syscall_numbers::kOpenat))
+  if (!thread.syscall || thread.syscall_arguments_lost || (*thread.syscall != syscall_numbers::kOpen && *thread.syscall != syscall_numbers::kOpenat))
     return;
   const uint64_t address = thread.syscall_arguments[*thread.syscall == syscall_numbers::kOpen ? 0 : 1];
   auto path = cpython::read_c_string(context.memory, address, kMaxPathRead);

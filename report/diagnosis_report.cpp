@@ -17,6 +17,7 @@ std::string syscall_text(const diagnosis::ThreadDiagnosis& thread) {
   const diagnosis::SyscallKind kind = diagnosis::syscall_kind(*thread.syscall);
   const bool number = kind == diagnosis::SyscallKind::kChildWait || kind == diagnosis::SyscallKind::kRead ||
                       kind == diagnosis::SyscallKind::kSocket;
+  if (thread.syscall_arguments_lost) return fmt::format("in {} (arguments lost)", name);
   if (number) return fmt::format("in {}({})", name, static_cast<int32_t>(thread.syscall_arguments[0]));
   return fmt::format("in {}(0x{:x})", name, thread.syscall_arguments[0]);
 }
@@ -69,6 +70,7 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
     if (thread.syscall) {
       nlohmann::json arguments = nlohmann::json::array();
       for (uint64_t argument : thread.syscall_arguments) arguments.push_back(fmt::format("0x{:x}", argument));
+      if (thread.syscall_arguments_lost) arguments = nullptr;
       syscall = {{"number", *thread.syscall},
                  {"name", thread.syscall_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(thread.syscall_name)},
                  {"arguments", std::move(arguments)}};

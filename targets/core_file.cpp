@@ -277,10 +277,12 @@ void CoreFile::read_prpsinfo(std::span<const std::byte> desc) {
   auto info = read_struct<elf_prpsinfo>(desc);
   if (!info) return;
   pid_ = info->pr_pid;
-  // The kernel and gdb's gcore always fill in the state letter; a note without one was rebuilt
-  // by an older hangpy snapshot, which kept only the pid and the names: the rest is unknown.
-  if (info->pr_sname <= ' ' || info->pr_sname >= 127) return;
-  state_ = info->pr_sname;
+  // The kernel and gdb's gcore always fill in the state letter. qemu-user's cores leave it 0 but
+  // give the parent and owner; a note with neither was rebuilt by an older hangpy snapshot, which
+  // kept only the pid and the names: the rest is unknown.
+  const bool has_state = info->pr_sname > ' ' && info->pr_sname < 127;
+  if (!has_state && info->pr_ppid == 0) return;
+  if (has_state) state_ = info->pr_sname;
   parent_pid_ = info->pr_ppid;
   uid_ = info->pr_uid;
   gid_ = info->pr_gid;

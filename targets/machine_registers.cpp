@@ -96,7 +96,14 @@ cpython::NativeThread MachineRegisters::native_thread(int64_t lwp, bool in_sysca
   cpython::NativeThread thread{lwp, pthread_self(), pc(), sp()};
   thread.machine = machine;
   thread.syscall = syscall(in_syscall);
-  if (thread.syscall >= 0) thread.syscall_arguments = syscall_arguments();
+  if (thread.syscall < 0) return thread;
+  // x0 holds -errno (-4095..-1): the call returned, interrupted; x0 was its first argument.
+  const auto x0 = static_cast<int64_t>(words[0]);
+  if (machine == Machine::kAarch64 && x0 < 0 && x0 >= -4095) {
+    thread.syscall_arguments_lost = true;
+    return thread;
+  }
+  thread.syscall_arguments = syscall_arguments();
   return thread;
 }
 

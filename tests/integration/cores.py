@@ -111,6 +111,21 @@ class ScenarioProcess(object):
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.pid = self.process.pid
         self.truth = None
+        self.emulator_threads = self._emulator_threads() if interpreter.emulator else set()
+
+    def _emulator_threads(self):
+        """qemu-user's own threads (its RCU thread), which it starts before the guest program
+        runs: they are in /proc but in no guest core, and the ground truth leaves them out."""
+        deadline = time.time() + 2.0
+        while time.time() < deadline:
+            try:
+                tasks = set(int(tid) for tid in os.listdir("/proc/%d/task" % self.pid))
+            except OSError:
+                return set()
+            if len(tasks) > 1:
+                return tasks - set([self.pid])
+            time.sleep(0.005)
+        return set()
 
     def _install_program(self, program, program_dir):
         """The program's path as the process sees it; copies the programs into a chroot."""
@@ -118,6 +133,10 @@ class ScenarioProcess(object):
             if self.interpreter.root is None:
                 return os.path.join(PROGRAMS, program)
             program_dir = install_programs(os.path.join(self.workdir, "programs"))
+            if self.interpreter.emulator:
+                # The emulated process finds them in its root first (qemu -L), as the core's
+                # reader does under --sysroot; the ground truth is written beside, on this machine.
+                install_programs(self.interpreter.host_path(program_dir))
         return self.interpreter.guest_path(os.path.join(program_dir, program))
 
     def __enter__(self):
@@ -152,10 +171,13 @@ class ScenarioProcess(object):
             self.truth = json.load(truth_file)
         if "skip" not in self.truth:
             # The reporter thread ends after writing; threads that run no Python stay.
+            if self.emulator_threads and self.truth.get("os_threads"):
+                self.truth["os_threads"] = [tid for tid in self.truth["os_threads"]
+                                            if tid not in self.emulator_threads]
             expected = len(self.truth["threads"])
             if self.truth.get("os_threads") and self.truth.get("reporter_native_id") is not None:
                 expected = len(self.truth["os_threads"]) - 1
-            self._wait_for_thread_count(expected)
+            self._wait_for_thread_count(expected + len(self.emulator_threads))
         return self.truth
 
     def _wait_for_thread_count(self, expected):
@@ -169,7 +191,10 @@ class ScenarioProcess(object):
             time.sleep(0.02)
 
     def take_core(self, kind):
-        """Path of a core of the process (a sparse file in workdir); the process may be gone."""
+        """Path of a core of the process (a sparse file in workdir); the process may be gone.
+        An emulated process gives its emulator's core of the guest whatever the kind."""
+        if self.interpreter.emulator:
+            return qemu_core(self.process, self.workdir)
         if kind == "gcore":
             return self._gcore()
         if kind == "kernel":
@@ -201,6 +226,25 @@ def kernel_core(process, workdir, interpreter):
     core = os.path.join(workdir, "core.%d" % process.pid)
     if found[0] != core:
         shutil.move(found[0], core)
+    dig_holes(core)
+    return core
+
+
+def qemu_core(process, workdir):
+    """kill -ABRT the emulator `process` (started with RLIMIT_CORE raised, its cwd `workdir`):
+    qemu-user writes the guest's core there as qemu_PROGRAM_DATE_PID.core, then dies of the signal,
+    and the kernel writes the emulator's own x86-64 core, which is removed. Returns the guest's core,
+    moved to workdir/core.PID."""
+    os.kill(process.pid, signal.SIGABRT)
+    process.wait()
+    found = glob.glob(os.path.join(workdir, "qemu_*_%d.core" % process.pid))
+    for name in os.listdir(workdir):
+        if name == "core" or name.startswith("core."):
+            os.remove(os.path.join(workdir, name))
+    if len(found) != 1:
+        raise CoreError("expected qemu's core of the guest in %s, found %d" % (workdir, len(found)))
+    core = os.path.join(workdir, "core.%d" % process.pid)
+    shutil.move(found[0], core)
     dig_holes(core)
     return core
 

@@ -10,6 +10,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import sys
 
 # Where lab/make-debian-pythons.sh builds its chroots (it takes the same ROOT variable).
@@ -23,6 +24,8 @@ class Entry(object):
     """One row of the table.
 
     where: ("host", path or glob) | ("chroot", chroot directory name, path inside the chroot)
+           | ("qemu", root directory name, path inside the root): another machine's interpreter
+           run under qemu-user (qemu-aarch64-static -L root), its own group (aarch64)
     how_to_get: the command (or steps) that installs it, printed when a test skips for want of it
     gdb: None when the gdb tests do not run under it, else their options:
       hide_debug_info: run hangpy with gdb's debug-file-directory pointed away, proving it needs
@@ -112,6 +115,17 @@ def _pydebug(version):
                  gdb={"hide_debug_info": False, "libpython": False})
 
 
+def _emulated(root, executable):
+    """An aarch64 Debian interpreter run under qemu-user-static on this x86-64 machine."""
+    return Entry(("qemu", root, executable),
+                 "scripts/test --aarch64 (installs qemu-user-static and builds the arm64 root), or "
+                 "as root: scripts/make-arm64-root")
+
+
+# qemu-user's emulator for aarch64 programs (Debian's qemu-user-static).
+QEMU_AARCH64 = "qemu-aarch64-static"
+
+
 INTERPRETERS = {
     "debian-3.11": Entry(("host", "/usr/bin/python3.11"),  # static executable, no .symtab
                          "scripts/install-deps (Debian's python3.11 and python3.11-dbg)",
@@ -146,16 +160,22 @@ INTERPRETERS = {
                              "with the prefix /opt/cpython-3.14.7-jit"),
     "local-3.7d": _pydebug("3.7.17"),
     "local-3.10d": _pydebug("3.10.21"),
+    # Debian 12's arm64 python3.11 (the same 3.11.2 as debian-3.11: its x86-64 twin).
+    "arm64-3.11": _emulated("bookworm-arm64", "/usr/bin/python3.11"),
 }
 
 
 class Interpreter(object):
     """An interpreter executable, possibly inside a chroot (then `root` is that directory)."""
 
-    def __init__(self, name, executable, root=None):
+    def __init__(self, name, executable, root=None, emulator=None):
         self.name = name
         self.executable = executable  # as the process sees it (inside the chroot if any)
         self.root = root
+        # qemu-user's emulator when the interpreter is another machine's. It runs with the root as
+        # its -L prefix, not chrooted: the process sees this machine's files, except those the
+        # root also has (its libraries, its /usr/lib/python3.x), so its paths are this machine's.
+        self.emulator = emulator
 
     def host_path(self, guest_path):
         """Where a path the process sees lives on this machine."""
@@ -165,7 +185,7 @@ class Interpreter(object):
 
     def guest_path(self, host_path):
         """The path the process sees for a file of this machine inside its root."""
-        if self.root is None:
+        if self.root is None or self.emulator:
             return host_path
         return "/" + os.path.relpath(host_path, self.root)
 
@@ -173,6 +193,9 @@ class Interpreter(object):
         """argv that runs the interpreter with `args` in `guest_cwd`, keeping the same pid."""
         if self.root is None:
             return [self.executable] + list(args)
+        if self.emulator:
+            return [self.emulator, "-L", self.root, "-0", self.executable,
+                    self.host_path(self.executable)] + list(args)
         # The programs read /proc/self (their ground truth lists the process's kernel threads),
         # and the chroots keep no /proc mounted: it is mounted in a mount namespace of the
         # process's own, which goes away with it. unshare without --fork, chroot(8) and the
@@ -207,7 +230,12 @@ def resolve(name):
         matches = [path for path in matches if os.access(path, os.X_OK)]
         return Interpreter(name, matches[-1]) if matches else None  # newest patch release
     root = os.path.join(CHROOTS, entry[1])
-    interpreter = Interpreter(name, entry[2], root)
+    emulator = None
+    if entry[0] == "qemu":
+        emulator = shutil.which(QEMU_AARCH64)
+        if emulator is None:
+            return None
+    interpreter = Interpreter(name, entry[2], root, emulator)
     if not os.access(interpreter.host_path(entry[2]), os.X_OK):
         return None
     return interpreter
@@ -219,6 +247,8 @@ def not_installed(name):
     entry = INTERPRETERS[name]
     where = entry.where[1] if entry.where[0] == "host" else "%s in %s" % (
         entry.where[2], os.path.join(CHROOTS, entry.where[1]))
+    if entry.where[0] == "qemu" and shutil.which(QEMU_AARCH64) is None:
+        where = QEMU_AARCH64
     return "interpreter %s is not installed (no %s); to get it: %s" % (name, where,
                                                                       entry.how_to_get)
 
@@ -245,9 +275,10 @@ def driver_arguments(doc):
 
 # Test groups (--names) -> which rows they hold.
 GROUPS = {
-    "integration": lambda entry: True,
+    "integration": lambda entry: entry.where[0] != "qemu",
     "gdb": lambda entry: entry.gdb is not None,
     "chroot": lambda entry: entry.where[0] == "chroot",
+    "aarch64": lambda entry: entry.where[0] == "qemu",
 }
 
 

@@ -174,7 +174,7 @@ def check_each_interpreter(names, scenario, prefix, check, kind_for=None):
 def scenario_workdir(interpreter, prefix):
     """A new temporary directory the interpreter's processes can see (a chroot's processes see
     only files inside it, so for those it is in the chroot's /tmp)."""
-    parent = interpreter.host_path("/tmp") if interpreter.root else None
+    parent = interpreter.host_path("/tmp") if interpreter.root and not interpreter.emulator else None
     return tempfile.mkdtemp(prefix=prefix, dir=parent)
 
 

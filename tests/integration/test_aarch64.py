@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""aarch64 cores, read on this x86-64 machine: each scenario program runs under Debian 12's arm64
+python3.11 emulated by qemu-user (interpreters.py's arm64-3.11), qemu writes the guest's core on
+SIGABRT, and coreanalyze --sysroot ROOT must read it as the interpreter's own ground truth says;
+then it must read the same as the x86-64 twin (debian-3.11, the same CPython 3.11.2) of the same
+program: the same threads, frames, states, "Blocked on" and deadlocks, once addresses and ids are
+masked. The core's snapshot must read the same without the root, and with --native every Python
+frame must be spliced into a native stack unwound through aarch64 code. With
+HANGPY_AARCH64_COREANALYZE (an arm64 build's coreanalyze, run under qemu-aarch64-static -L
+/usr/aarch64-linux-gnu) the same core must read the same on that build too.
+
+  test_aarch64.py --coreanalyze build/bin/coreanalyze [--scenario deadlock ...]
+
+qemu's cores have no NT_FILE and no text: the modules come from the dynamic linker's list and
+their files under the root. Exit status: 0 passed, 1 failed, 77 skipped (no qemu, no root).
+"""
+import argparse
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+import cores  # noqa: E402
+import interpreters  # noqa: E402
+import run_scenarios  # noqa: E402
+from results import SKIP, Results  # noqa: E402
+
+AARCH64 = "arm64-3.11"
+TWIN = "debian-3.11"
+# The scenarios compared: every kind of wait the x86-64 suite checks, each a few seconds under
+# emulation.
+SCENARIOS = ("deadlock", "asyncio_hang", "generator", "method", "unicode_names", "finalizing",
+             "native_thread")
+ARM64_RUNNER = ["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"]
+
+
+def masked(text):
+    """A report line with what differs between two runs of one program masked: addresses,
+    thread and process ids, the temporary directory."""
+    text = re.sub(r"0x[0-9a-f]+", "0x?", text)
+    text = re.sub(r"\b(LWP|pid|process|Process) \d+", r"\1 ?", text)
+    return re.sub(r"/[^ \"']*/programs/", "PROGRAMS/", text)
+
+
+# aarch64 has only the newer form of some calls (the kernel's generic table): glibc's epoll_wait
+# is epoll_pwait there, poll ppoll, select pselect6. The same wait.
+SAME_CALL = {"epoll_pwait": "epoll_wait", "ppoll": "poll", "pselect6": "select"}
+
+
+def view(report, lost=()):
+    """`lost`: names of threads whose call's arguments the report says are lost (a qemu core's
+    interrupted thread): their "Blocked on", which the arguments decide, is not compared."""
+    """What must be the same on both machines: per thread (by name) its frames, state and wait;
+    the deadlocks."""
+    threads = []
+    for thread in report.get("threads") or []:
+        state = thread.get("state") or {}
+        syscall = (state.get("syscall") or {}).get("name")
+        syscall = SAME_CALL.get(syscall, syscall)
+        blocked = thread.get("blocked_on") or {}
+        threads.append({
+            "name": thread.get("name"),
+            "frames": [(os.path.basename(frame.get("file") or ""), frame.get("line"), frame.get("qualname"))
+                       for frame in thread.get("frames") or []],
+            "syscall": syscall,
+            "gil": state.get("gil"),
+            "main": state.get("main_thread"),
+            "held_locks": len(state.get("held_locks") or []),
+            "blocked_on": None if thread.get("name") in lost else masked(blocked.get("description") or ""),
+        })
+    threads.sort(key=lambda thread: (thread["name"] or "", thread["frames"]))
+    deadlocks = sorted(masked(cycle.get("description") or "") for cycle in report.get("deadlocks") or [])
+    return {"threads": threads, "deadlocks": deadlocks}
+
+
+def arguments_lost(report):
+    """The threads whose system call's arguments the report says are lost."""
+    return set(thread.get("name") for thread in report.get("threads") or []
+               if ((thread.get("state") or {}).get("syscall") or {"arguments": []}).get("arguments") is None)
+
+
+def differences(label, want, got):
+    if want == got:
+        return []
+    want_text = json.dumps(want, indent=1, sort_keys=True).splitlines()
+    got_text = json.dumps(got, indent=1, sort_keys=True).splitlines()
+    diff = list(difflib.unified_diff(want_text, got_text, "x86-64", label, lineterm="", n=1))
+    return ["%s differs from the x86-64 twin:" % label] + diff[:40]
+
+
+def report_of(argv, problems, what):
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    try:
+        return json.loads(result.stdout.decode("utf-8"))
+    except ValueError:
+        problems.append("%s printed no JSON (exit %d): %s" % (
+            what, result.returncode, result.stderr.decode("utf-8", "replace").strip()[-300:]))
+        return None
+
+
+def twin_report(coreanalyze, scenario, twin):
+    """The x86-64 twin's report of `scenario` (its kernel core, or gcore where the kernel's cannot
+    be had), or None when the twin is not installed."""
+    if twin is None:
+        return None, []
+    workdir = run_scenarios.scenario_workdir(twin, "hangpy-a64twin-")
+    problems = []
+    try:
+        kind = "kernel" if not cores.kernel_core_unavailable_reason() else "gcore"
+        core, _, _ = run_scenarios.capture(twin, scenario, kind, workdir)
+        return report_of([coreanalyze, "--json", core], problems, "coreanalyze (x86-64 twin)"), problems
+    except run_scenarios.ScenarioSkipped as reason:
+        return None, ["twin skipped: %s" % reason]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def native_problems(coreanalyze, core, root, truth):
+    """--native: each Python thread's native stack holds all its Python frames, spliced between
+    aarch64 frames of the interpreter (the eval loop's callers were unwound)."""
+    problems = []
+    report = report_of([coreanalyze, "--json", "--native", "--sysroot", root, core], problems,
+                       "coreanalyze --native")
+    if report is None:
+        return problems
+    for thread in report.get("threads") or []:
+        native = (thread.get("native_stack") or {}).get("frames") or []
+        python = [frame for frame in native if frame.get("kind") == "python"]
+        unwound = [frame for frame in native if frame.get("kind") == "native"]
+        if len(python) != len(thread.get("frames") or []) or len(unwound) < 3:
+            problems.append("--native: thread %r has %d of %d Python frames among %d native ones" % (
+                thread.get("name"), len(python), len(thread.get("frames") or []), len(unwound)))
+    return problems
+
+
+def check_scenario(coreanalyze, interpreter, twin, scenario, workdir):
+    core, _, truth = run_scenarios.capture(interpreter, scenario, "kernel", workdir)
+    problems = run_scenarios.check_core(coreanalyze, core, interpreter, truth)
+    problems = [problem for problem in problems if not problem.startswith("warning: the core lists no mapped files")]
+    report = report_of([coreanalyze, "--json", "--sysroot", interpreter.root, core], problems, "coreanalyze")
+    if report is None:
+        return problems
+    mine = view(report)
+    problems += native_problems(coreanalyze, core, interpreter.root, truth)
+    # The snapshot: the same without the root.
+    snapshot = os.path.join(workdir, "snapshot.core")
+    subprocess.run([coreanalyze, "--sysroot", interpreter.root, "--snapshot", snapshot, core],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    snapped = report_of([coreanalyze, "--json", snapshot], problems, "coreanalyze (snapshot)")
+    if snapped is not None:
+        problems += differences("the snapshot", mine, view(snapped))
+    arm64_build = os.environ.get("HANGPY_AARCH64_COREANALYZE")
+    if arm64_build:
+        theirs = report_of(ARM64_RUNNER + [arm64_build, "--json", "--sysroot", interpreter.root, core],
+                           problems, "the arm64 build")
+        if theirs is not None:
+            problems += differences("the arm64 build's report", mine, view(theirs))
+    twin_report_, twin_problems = twin_report(coreanalyze, scenario, twin)
+    problems += [problem for problem in twin_problems if not problem.startswith("twin skipped")]
+    if twin_report_ is not None:
+        lost = arguments_lost(report)
+        problems += differences("the aarch64 core", view(twin_report_, lost), view(report, lost))
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coreanalyze", required=True)
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS)
+    args = parser.parse_args()
+    results = Results()
+    interpreter = interpreters.resolve(AARCH64)
+    if interpreter is None:
+        print("SKIP: " + interpreters.not_installed(AARCH64))
+        return SKIP
+    twin = interpreters.resolve(TWIN)
+    if twin is None:
+        print("note: no x86-64 twin: " + interpreters.not_installed(TWIN))
+    print("interpreter: %r, twin: %r" % (interpreter, twin))
+    for scenario in args.scenario or SCENARIOS:
+        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-a64-")
+        try:
+            results.check("%s (qemu core)" % scenario, check_scenario(args.coreanalyze, interpreter, twin,
+                                                                        scenario, workdir))
+        except (cores.CoreError, subprocess.TimeoutExpired) as error:
+            results.check("%s (qemu core)" % scenario, [str(error)])
+        except run_scenarios.ScenarioSkipped as reason:
+            results.report("SKIP", scenario, [str(reason)])
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(interpreter.host_path(workdir), ignore_errors=True)
+    return results.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
