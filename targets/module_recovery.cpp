@@ -383,9 +383,21 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
 
   const std::map<uint64_t, uint64_t> auxv =
       noted_auxv.empty() ? find_auxv(memory, segments) : std::map<uint64_t, uint64_t>(noted_auxv.begin(), noted_auxv.end());
-  if (headers.empty() && files.file_start) {
-    headers = headers_from_files(memory, auxv, executable, page_size, files);
-    result.headers_from_files = !headers.empty();
+  // No executable's header among them (qemu-user's cores save no text; the one header found may be
+  // its vDSO's): the modules' headers come from their files, the vDSO's stays.
+  const bool executable_seen = std::any_of(headers.begin(), headers.end(),
+                                           [](const FoundHeader& header) { return header.has_interpreter; });
+  if (!executable_seen && files.file_start) {
+    std::vector<FoundHeader> from_files = headers_from_files(memory, auxv, executable, page_size, files);
+    result.headers_from_files = !from_files.empty();
+    for (FoundHeader& header : headers) {
+      const bool known = std::any_of(from_files.begin(), from_files.end(),
+                                     [&](const FoundHeader& file) { return file.address == header.address; });
+      if (!known) from_files.push_back(std::move(header));
+    }
+    headers = std::move(from_files);
+    std::sort(headers.begin(), headers.end(),
+              [](const FoundHeader& a, const FoundHeader& b) { return a.address < b.address; });
   }
   // The executable's dynamic section leads to the list (the dynamic linker fills in DT_DEBUG of
   // the executable only). Which header is the executable is not known yet: the first few with a

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -139,10 +140,51 @@ def native_problems(coreanalyze, core, root, truth):
     return problems
 
 
-def check_scenario(coreanalyze, interpreter, twin, scenario, workdir):
-    core, _, truth = run_scenarios.capture(interpreter, scenario, "kernel", workdir)
+def page_size_of(core):
+    """AT_PAGESZ (6) of the core's NT_AUXV note, or None."""
+    with open(core, "rb") as core_file:
+        header = core_file.read(64)
+        phoff, = struct.unpack_from("<Q", header, 32)
+        phnum, = struct.unpack_from("<H", header, 56)
+        core_file.seek(phoff)
+        table = core_file.read(56 * phnum)
+        for index in range(phnum):
+            kind, _, offset, _, _, size = struct.unpack_from("<IIQQQQ", table, 56 * index)
+            if kind != 4:  # PT_NOTE
+                continue
+            core_file.seek(offset)
+            notes = core_file.read(size)
+            at = 0
+            while at + 12 <= len(notes):
+                name_size, desc_size, note_type = struct.unpack_from("<III", notes, at)
+                desc = at + 12 + (name_size + 3) // 4 * 4
+                if note_type == 6:  # NT_AUXV
+                    for pair in range(desc, desc + desc_size - 15, 16):
+                        key, value = struct.unpack_from("<QQ", notes, pair)
+                        if key == 6:
+                            return value
+                at = desc + (desc_size + 3) // 4 * 4
+    return None
+
+
+def check_scenario(coreanalyze, interpreter, twin, scenario, workdir, page_size=None):
+    """`page_size`: the guest's page size (qemu's QEMU_PAGESIZE: 65536 is a GH200 kernel's)."""
+    if page_size:
+        os.environ["QEMU_PAGESIZE"] = str(page_size)
+    try:
+        core, _, truth = run_scenarios.capture(interpreter, scenario, "kernel", workdir)
+    finally:
+        os.environ.pop("QEMU_PAGESIZE", None)
+    if page_size and page_size_of(core) != page_size:
+        return ["the core's AT_PAGESZ is %r, want %d" % (page_size_of(core), page_size)]
     problems = run_scenarios.check_core(coreanalyze, core, interpreter, truth)
     problems = [problem for problem in problems if not problem.startswith("warning: the core lists no mapped files")]
+    if page_size:
+        # qemu emulating 64 KB pages on this 4 KB host saves only the host pages behind each guest
+        # page of the dynamic linker's data, which cuts its module list after the first library:
+        # the Python side (stacks, names, process) is compared with the truth above, the rest is
+        # not, for want of the libraries' code. A real 64 KB kernel's core has whole pages.
+        return problems
     report = report_of([coreanalyze, "--json", "--sysroot", interpreter.root, core], problems, "coreanalyze")
     if report is None:
         return problems
@@ -183,13 +225,17 @@ def main():
     if twin is None:
         print("note: no x86-64 twin: " + interpreters.not_installed(TWIN))
     print("interpreter: %r, twin: %r" % (interpreter, twin))
-    for scenario in args.scenario or SCENARIOS:
+    cases = [(scenario, None) for scenario in args.scenario or SCENARIOS]
+    if not args.scenario:
+        cases.append(("deadlock", 65536))
+    for scenario, page_size in cases:
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-a64-")
+        label = "%s (qemu core%s)" % (scenario, ", 64 KB pages" if page_size else "")
         try:
-            results.check("%s (qemu core)" % scenario, check_scenario(args.coreanalyze, interpreter, twin,
-                                                                        scenario, workdir))
+            results.check(label, check_scenario(args.coreanalyze, interpreter, twin, scenario, workdir,
+                                                page_size))
         except (cores.CoreError, subprocess.TimeoutExpired) as error:
-            results.check("%s (qemu core)" % scenario, [str(error)])
+            results.check(label, [str(error)])
         except run_scenarios.ScenarioSkipped as reason:
             results.report("SKIP", scenario, [str(reason)])
         finally:
