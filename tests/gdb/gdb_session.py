@@ -28,15 +28,17 @@ def gdb_path():
 class GdbOptions(object):
     """How to start gdb: with hangpy (init file + `load hangpy`) or with Debian's libpython.py."""
 
-    def __init__(self, hangpy_init=None, libpython=False, hide_debug_info=False):
+    def __init__(self, hangpy_init=None, libpython=False, hide_debug_info=False, gdb=None):
         self.hangpy_init = hangpy_init
+        # Another gdb than this machine's own: gdb-multiarch for another machine's core.
+        self.gdb = gdb
         self.libpython = libpython
         # Debian's /usr/bin/python3.11 is stripped; its debug info comes from python3.11-dbg
         # through /usr/lib/debug. Pointing gdb elsewhere shows what hangpy does without it.
         self.hide_debug_info = hide_debug_info
 
     def argv(self):
-        argv = [gdb_path(), "-batch", "-nx", "-iex", "set pagination off",
+        argv = [self.gdb or gdb_path(), "-batch", "-nx", "-iex", "set pagination off",
                 "-iex", "set width 0", "-iex", "set print thread-events off"]
         if not self.libpython:
             argv += ["-iex", "set auto-load python-scripts off"]

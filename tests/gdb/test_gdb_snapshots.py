@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -93,11 +94,26 @@ def check_output(result, truth, core):
     return problems
 
 
+def is_aarch64(core):
+    """Whether the core's ELF header says EM_AARCH64 (183)."""
+    with open(core, "rb") as core_file:
+        header = core_file.read(20)
+    return len(header) == 20 and struct.unpack_from("<H", header, 18)[0] == 183
+
+
 def run_case(options, compressed, truth_path, workdir):
+    """Problems, or None when the case cannot run here (an aarch64 core without gdb-multiarch)."""
     with open(truth_path) as truth_file:
         truth = with_main_thread_lwp(json.load(truth_file))
     core = run_scenarios.decompress(compressed, workdir)
     try:
+        if is_aarch64(core):
+            # This machine's gdb reads only x86-64 cores; gdb-multiarch reads an aarch64 one with
+            # the same (x86-64) hangpy module loaded.
+            multiarch = shutil.which("gdb-multiarch")
+            if multiarch is None:
+                return None
+            options = gdb_session.GdbOptions(options.hangpy_init, gdb=multiarch)
         # The core alone: no executable, so gdb loads no binaries (not even ones of this machine
         # at the paths the core names).
         result = gdb_session.run_gdb(options, ["-c", core], commands_for(truth))
@@ -131,7 +147,11 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hangpy-gdb-snapshots-")
     try:
         for label, compressed, truth_path in cases:
-            results.check(label, run_case(options, compressed, truth_path, workdir))
+            problems = run_case(options, compressed, truth_path, workdir)
+            if problems is None:
+                results.report("SKIP", label, ["an aarch64 core needs gdb-multiarch (scripts/install-deps)"])
+            else:
+                results.check(label, problems)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return results.finish()

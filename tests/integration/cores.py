@@ -105,7 +105,8 @@ class ScenarioProcess(object):
         argv = interpreter.command(interpreter.guest_path(workdir),
                                    [guest_program] + list(extra_args)
                                    + [interpreter.guest_path(self.truth_path)])
-        preexec = _unlimited_core if raise_core_limit else None
+        # qemu-user writes an emulated process's core (take_core) only where RLIMIT_CORE allows.
+        preexec = _unlimited_core if raise_core_limit or interpreter.emulator else None
         self.process = subprocess.Popen(argv, cwd=workdir, env=scenario_environment(),
                                         preexec_fn=preexec, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -174,6 +175,8 @@ class ScenarioProcess(object):
             if self.emulator_threads and self.truth.get("os_threads"):
                 self.truth["os_threads"] = [tid for tid in self.truth["os_threads"]
                                             if tid not in self.emulator_threads]
+                with open(self.truth_path, "w") as truth_file:  # as stored beside a snapshot
+                    json.dump(self.truth, truth_file, indent=1, sort_keys=True)
             expected = len(self.truth["threads"])
             if self.truth.get("os_threads") and self.truth.get("reporter_native_id") is not None:
                 expected = len(self.truth["os_threads"]) - 1
