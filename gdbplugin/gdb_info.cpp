@@ -219,6 +219,31 @@ std::vector<std::string> frame_names(size_t max_frames) {
 
 }  // namespace
 
+// An aarch64 thread (gdb-multiarch on an aarch64 core): in a system call when `svc #0` is the
+// instruction at its pc (a call the kernel rewound to restart) or the one before (qemu's cores),
+// then x8 is the call and x0-x5 its arguments; x0 holding -errno means the call already ended
+// and its first argument is gone (targets/machine_registers.h says the same of cores).
+namespace {
+
+void read_aarch64_syscall(PyObject* parse_and_eval, ThreadWaitState& state) {
+  constexpr int64_t kSvc = 0xd4000001;
+  state.machine = cpython::Machine::kAarch64;
+  const bool in_call = register_value(parse_and_eval, "*(unsigned int *) $pc") == kSvc ||
+                       register_value(parse_and_eval, "*(unsigned int *) ($pc - 4)") == kSvc;
+  if (!in_call) return;
+  state.syscall = register_value(parse_and_eval, "$x8").value_or(-1);
+  static constexpr std::array<const char*, 6> kArguments = {"$x0", "$x1", "$x2", "$x3", "$x4", "$x5"};
+  for (size_t a = 0; a < kArguments.size(); ++a)
+    state.syscall_arguments[a] = static_cast<uint64_t>(register_value(parse_and_eval, kArguments[a]).value_or(0));
+  const auto x0 = static_cast<int64_t>(state.syscall_arguments[0]);
+  if (x0 < 0 && x0 >= -4095) {
+    state.syscall_arguments_lost = true;
+    state.syscall_arguments = {};
+  }
+}
+
+}  // namespace
+
 std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::set<int64_t>& frames_for) {
   std::vector<ThreadWaitState> states;
   SelectionRestorer restore;
@@ -242,9 +267,13 @@ std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::se
       continue;
     }
     Py_DECREF(switched);
-    state.syscall = register_value(parse_and_eval.get(), "$orig_rax").value_or(-1);
-    for (size_t a = 0; a < kArguments.size(); ++a)
-      state.syscall_arguments[a] = static_cast<uint64_t>(register_value(parse_and_eval.get(), kArguments[a]).value_or(0));
+    if (const std::optional<int64_t> orig_rax = register_value(parse_and_eval.get(), "$orig_rax")) {
+      state.syscall = *orig_rax;
+      for (size_t a = 0; a < kArguments.size(); ++a)
+        state.syscall_arguments[a] = static_cast<uint64_t>(register_value(parse_and_eval.get(), kArguments[a]).value_or(0));
+    } else if (register_value(parse_and_eval.get(), "$x8")) {
+      read_aarch64_syscall(parse_and_eval.get(), state);
+    }
     if (frames_for.contains(state.lwp)) state.frame_names = frame_names(max_frames);
     states.push_back(std::move(state));
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpython/target.h"
 #include "gdbplugin/python_ref.h"
 
 namespace hangpy::gdbplugin {
@@ -34,7 +35,8 @@ std::vector<MappedFile> mapped_files();
 std::vector<uint64_t> fs_base_registers(const std::vector<PyRef>& threads);
 
 // What py-threads and py-deadlock need of each thread beyond memory: the system call it is in
-// ($orig_rax, -1 for none, and $rdi, $rsi, $rdx, $r10, $r8, $r9) and the names of its innermost
+// ($orig_rax, -1 for none, and $rdi, $rsi, $rdx, $r10, $r8, $r9; on an aarch64 core, which
+// gdb-multiarch reads, $x8 and $x0-$x5 where `svc #0` is at or before the pc) and the names of its innermost
 // native frames from gdb's unwinder (at most `max_frames`; "" for a frame gdb cannot name), for
 // the threads in `frames_for` only (unwinding is what costs).
 // Each thread is selected in turn; gdb's selection is restored afterwards.
@@ -42,6 +44,8 @@ struct ThreadWaitState {
   int64_t lwp = 0;
   int64_t syscall = -1;
   std::array<uint64_t, 6> syscall_arguments{};
+  cpython::Machine machine = cpython::Machine::kX86_64;  // whose numbering `syscall` is in
+  bool syscall_arguments_lost = false;                    // see cpython::NativeThread
   std::vector<std::string> frame_names;  // innermost first
 };
 std::vector<ThreadWaitState> thread_wait_states(size_t max_frames, const std::set<int64_t>& frames_for);

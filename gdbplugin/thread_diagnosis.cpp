@@ -34,6 +34,8 @@ diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
     thread.lwp = state.lwp;
     thread.syscall = state.syscall;
     thread.syscall_arguments = state.syscall_arguments;
+    thread.machine = state.machine;
+    thread.syscall_arguments_lost = state.syscall_arguments_lost;
     facts.os_threads.push_back(thread);
   }
   const cpython::AddressSpace& memory = analysis.target->memory();
