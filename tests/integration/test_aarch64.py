@@ -211,16 +211,41 @@ def check_scenario(coreanalyze, interpreter, twin, scenario, workdir, page_size=
     return problems
 
 
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus")
+
+
+def mixed_triage(coreanalyze):
+    """`triage` over the corpus's x86-64 and aarch64 snapshots of one deadlock: one group, both
+    processes alike (no emulator needed)."""
+    workdir = tempfile.mkdtemp(prefix="hangpy-a64triage-")
+    try:
+        plain = []
+        for name in (TWIN, AARCH64):  # both are named deadlock.core
+            path = run_scenarios.decompress(os.path.join(CORPUS, name, "deadlock.core.zst"), workdir)
+            os.rename(path, path + "." + name)
+            plain.append(path + "." + name)
+        result = subprocess.run([coreanalyze, "triage"] + plain, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, timeout=120)
+        text = result.stdout.decode("utf-8", "replace")
+        if "all 2 processes alike" not in text or "1 group" not in text:
+            return ["triage did not find the two processes alike (exit %d):\n%s" % (
+                result.returncode, text[:800] + result.stderr.decode("utf-8", "replace")[-300:])]
+        return []
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--scenario", action="append", choices=SCENARIOS)
     args = parser.parse_args()
     results = Results()
+    results.check("triage of an x86-64 and an aarch64 snapshot", mixed_triage(args.coreanalyze))
     interpreter = interpreters.resolve(AARCH64)
     if interpreter is None:
-        print("SKIP: " + interpreters.not_installed(AARCH64))
-        return SKIP
+        results.report("SKIP", "aarch64 scenarios", [interpreters.not_installed(AARCH64)])
+        return results.finish()
     twin = interpreters.resolve(TWIN)
     if twin is None:
         print("note: no x86-64 twin: " + interpreters.not_installed(TWIN))
