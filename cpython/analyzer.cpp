@@ -101,15 +101,36 @@ void complete_version_from_sys(const AddressSpace& memory, const Layout& layout,
 }
 
 // Versions without native_thread_id (before 3.11): on x86-64 glibc a thread's pthread_t, which
-// CPython keeps as thread_id, is its thread pointer, which each OS thread's fs_base holds.
-void fill_lwps_from_thread_pointers(const std::vector<NativeThread>& natives,
+// CPython keeps as thread_id, is its thread pointer, which each OS thread's fs_base holds. Where
+// no register says (aarch64, whose thread pointer lies past the struct pthread; a thread read in
+// its system call), the struct pthread itself does: glibc keeps the LWP in it at the offset its
+// libthread_db descriptor `_thread_db_pthread_tid` ({bits, count, offset}) gives, and a value
+// counts only when it is one of the target's LWPs.
+void fill_lwps_from_thread_pointers(const Target& target, const std::vector<NativeThread>& natives,
                                     std::vector<PythonThread>& threads) {
+  constexpr uint32_t kMaxTidOffset = 4096;  // struct pthread is about 2 KB in every glibc
+  std::unordered_set<int64_t> lwps;
+  for (const NativeThread& native : natives) lwps.insert(native.lwp);
+  std::optional<uint32_t> tid_offset;
+  bool looked_up = false;
   for (PythonThread& thread : threads) {
     if (thread.native_thread_id) continue;
     for (const NativeThread& native : natives) {
       if (native.fs_base != 0 && native.fs_base == thread.thread_id)
         thread.native_thread_id = static_cast<uint64_t>(native.lwp);
     }
+    if (thread.native_thread_id || thread.thread_id == 0) continue;
+    if (!looked_up) {
+      looked_up = true;
+      if (auto descriptor = target.find_symbol("_thread_db_pthread_tid")) {
+        auto fields = read_value<std::array<uint32_t, 3>>(target.memory(), *descriptor);
+        if (fields && (*fields)[0] == 32 && (*fields)[1] == 1 && (*fields)[2] < kMaxTidOffset)
+          tid_offset = (*fields)[2];
+      }
+    }
+    if (!tid_offset) continue;
+    auto tid = read_value<int32_t>(target.memory(), thread.thread_id + *tid_offset);
+    if (tid && *tid > 0 && lwps.contains(*tid)) thread.native_thread_id = static_cast<uint64_t>(*tid);
   }
 }
 
@@ -297,7 +318,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   // Asked once: a gdb target may have to select every thread to answer.
   const std::vector<NativeThread> natives = target.threads();
-  fill_lwps_from_thread_pointers(natives, result.threads);
+  fill_lwps_from_thread_pointers(target, natives, result.threads);
   result.threads_without_python = threads_without_python(natives, result.threads);
   name_threads(target.memory(), layout, result.threads);
   if (auto finalizing = read_finalizing_thread_state(target, layout, fit->runtime)) {

@@ -162,6 +162,9 @@ INTERPRETERS = {
     "local-3.10d": _pydebug("3.10.21"),
     # Debian 12's arm64 python3.11 (the same 3.11.2 as debian-3.11: its x86-64 twin).
     "arm64-3.11": _emulated("bookworm-arm64", "/usr/bin/python3.11"),
+    # Debian 11's arm64 python3.9 (3.9.2, as bullseye-3.9): no native_thread_id, so its threads
+    # are told by their pthread_t, which aarch64 keeps no register of.
+    "arm64-3.9": _emulated("bullseye-arm64", "/usr/bin/python3.9"),
 }
 
 

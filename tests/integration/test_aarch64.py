@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """aarch64 cores, read on this x86-64 machine: each scenario program runs under Debian 12's arm64
-python3.11 emulated by qemu-user (interpreters.py's arm64-3.11), qemu writes the guest's core on
-SIGABRT, and coreanalyze --sysroot ROOT must read it as the interpreter's own ground truth says;
-then it must read the same as the x86-64 twin (debian-3.11, the same CPython 3.11.2) of the same
-program: the same threads, frames, states, "Blocked on" and deadlocks, once addresses and ids are
+python3.11 and Debian 11's arm64 python3.9 emulated by qemu-user (interpreters.py's arm64-3.11,
+arm64-3.9), qemu writes the guest's core on SIGABRT, and coreanalyze --sysroot ROOT must read it
+as the interpreter's own ground truth says; then it must read the same as the x86-64 twin
+(debian-3.11, the same CPython 3.11.2; bullseye-3.9, 3.9.2) of the same program: the same threads, frames, states, "Blocked on" and deadlocks, once addresses and ids are
 masked. The core's snapshot must read the same without the root, and with --native every Python
 frame must be spliced into a native stack unwound through aarch64 code. With
 HANGPY_AARCH64_COREANALYZE (an arm64 build's coreanalyze, run under qemu-aarch64-static -L
@@ -34,6 +34,8 @@ from results import SKIP, Results  # noqa: E402
 
 AARCH64 = "arm64-3.11"
 TWIN = "debian-3.11"
+# Each aarch64 interpreter and its x86-64 twin: the same Debian release's build of one version.
+TWINS = {AARCH64: TWIN, "arm64-3.9": "bullseye-3.9"}
 # The scenarios compared: every kind of wait the x86-64 suite checks, each a few seconds under
 # emulation.
 SCENARIOS = ("deadlock", "asyncio_hang", "generator", "method", "unicode_names", "finalizing",
@@ -242,30 +244,31 @@ def main():
     args = parser.parse_args()
     results = Results()
     results.check("triage of an x86-64 and an aarch64 snapshot", mixed_triage(args.coreanalyze))
-    interpreter = interpreters.resolve(AARCH64)
-    if interpreter is None:
-        results.report("SKIP", "aarch64 scenarios", [interpreters.not_installed(AARCH64)])
-        return results.finish()
-    twin = interpreters.resolve(TWIN)
-    if twin is None:
-        print("note: no x86-64 twin: " + interpreters.not_installed(TWIN))
-    print("interpreter: %r, twin: %r" % (interpreter, twin))
-    cases = [(scenario, None) for scenario in args.scenario or SCENARIOS]
-    if not args.scenario:
-        cases.append(("deadlock", 65536))
-    for scenario, page_size in cases:
-        workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-a64-")
-        label = "%s (qemu core%s)" % (scenario, ", 64 KB pages" if page_size else "")
-        try:
-            results.check(label, check_scenario(args.coreanalyze, interpreter, twin, scenario, workdir,
-                                                page_size))
-        except (cores.CoreError, subprocess.TimeoutExpired) as error:
-            results.check(label, [str(error)])
-        except run_scenarios.ScenarioSkipped as reason:
-            results.report("SKIP", scenario, [str(reason)])
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-            shutil.rmtree(interpreter.host_path(workdir), ignore_errors=True)
+    for name, twin_name in TWINS.items():
+        interpreter = interpreters.resolve(name)
+        if interpreter is None:
+            results.report("SKIP", "%s scenarios" % name, [interpreters.not_installed(name)])
+            continue
+        twin = interpreters.resolve(twin_name)
+        if twin is None:
+            print("note: no x86-64 twin: " + interpreters.not_installed(twin_name))
+        print("interpreter: %r, twin: %r" % (interpreter, twin))
+        cases = [(scenario, None) for scenario in args.scenario or SCENARIOS]
+        if not args.scenario and name == AARCH64:
+            cases.append(("deadlock", 65536))
+        for scenario, page_size in cases:
+            workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-a64-")
+            label = "%s: %s (qemu core%s)" % (name, scenario, ", 64 KB pages" if page_size else "")
+            try:
+                results.check(label, check_scenario(args.coreanalyze, interpreter, twin, scenario, workdir,
+                                                    page_size))
+            except (cores.CoreError, subprocess.TimeoutExpired) as error:
+                results.check(label, [str(error)])
+            except run_scenarios.ScenarioSkipped as reason:
+                results.report("SKIP", label, [str(reason)])
+            finally:
+                shutil.rmtree(workdir, ignore_errors=True)
+                shutil.rmtree(interpreter.host_path(workdir), ignore_errors=True)
     return results.finish()
 
 
