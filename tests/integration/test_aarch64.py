@@ -117,7 +117,8 @@ def twin_report(coreanalyze, scenario, twin):
     try:
         kind = "kernel" if not cores.kernel_core_unavailable_reason() else "gcore"
         core, _, _ = run_scenarios.capture(twin, scenario, kind, workdir)
-        return report_of([coreanalyze, "--json", core], problems, "coreanalyze (x86-64 twin)"), problems
+        sysroot = ["--sysroot", twin.root] if twin.root else []
+        return report_of([coreanalyze, "--json", core] + sysroot, problems, "coreanalyze (x86-64 twin)"), problems
     except run_scenarios.ScenarioSkipped as reason:
         return None, ["twin skipped: %s" % reason]
     finally:
