@@ -118,7 +118,7 @@ def _pydebug(version):
 def _emulated(root, executable):
     """An aarch64 Debian interpreter run under qemu-user-static on this x86-64 machine."""
     return Entry(("qemu", root, executable),
-                 "scripts/test --aarch64 (installs qemu-user-static and builds the arm64 root), or "
+                 "scripts/test --aarch64 (installs qemu-user-static and builds the arm64 roots), or "
                  "as root: scripts/make-arm64-root")
 
 

@@ -14,6 +14,13 @@ gdb-trixie,       Debian 13's (gdb 16, Python 3.13) and in Ubuntu 18.04's (gdb 8
 gdb-bionic        `source .../share/hangpy/hangpy.py`, `load hangpy`, `thread apply all py-bt`
                   on one snapshot of each corpus interpreter, and `py-tasks` on the asyncio
                   ones, compared with their ground truth as gdb.snapshots does.
+qemu-aarch64      The arm64 tarball (scripts/package --arch arm64) unpacked here, its coreanalyze
+                  run through qemu-aarch64-static on Debian 11's arm64 glibc (the sysroot it was
+                  linked against, scripts/make-glibc-sysroot --arch arm64: the same floor as the
+                  x86-64 tarball's bullseye chroot): --version, the README's example core (its
+                  ground truth, the deadlock line, its source lines under --sysroot, and the
+                  same text and JSON as the x86-64 tarball's coreanalyze when dist/ holds it),
+                  then every snapshot of the corpus against its ground truth. No root needed.
 deb-bookworm      The .deb in a clean Debian 12: `apt-get install gdb man-db bash-completion` (no
                   network: the chroot holds the downloaded packages), `dpkg -i hangpy_*.deb`, then
                   `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
@@ -22,7 +29,8 @@ deb-bookworm      The .deb in a clean Debian 12: `apt-get install gdb man-db bas
                   none of the package's files behind.
 
 Exit status: 0 passed, 1 a failure, 77 the release files or the chroots are missing (ctest's
-SKIP_RETURN_CODE): `scripts/test --package` makes both.
+SKIP_RETURN_CODE): `scripts/test --package` makes both (qemu-aarch64: `scripts/install-deps
+--arm64` and `scripts/package --arch arm64` make what it needs).
 """
 import argparse
 import glob
@@ -41,10 +49,17 @@ sys.path.insert(0, os.path.join(REPO, "tests", "gdb"))
 import gdb_session  # noqa: E402
 import run_scenarios  # noqa: E402
 import test_corpus  # noqa: E402
+import test_example  # noqa: E402
 import test_gdb_snapshots  # noqa: E402
 from results import SKIP, Results  # noqa: E402
 
 CHROOTS = os.environ.get("HANGPY_PACKAGE_CHROOTS", "/var/tmp/hangpy-chroots/package")
+# Debian 11's arm64 libc6 and libgcc-s1, where qemu runs the arm64 coreanalyze (scripts/package
+# --arch arm64 makes it). Not /usr/aarch64-linux-gnu: once libc6:arm64 is installed (the arm64
+# -dev packages bring it), that ld.so (libc6-arm64-cross) loads libc6:arm64's libc.so.6, another
+# build of glibc, and a program that starts a thread spins for ever.
+ARM64_GLIBC = os.environ.get("HANGPY_GLIBC_SYSROOT_ARM64",
+                             "/var/tmp/hangpy-glibc-sysroot-arm64")
 TIMEOUT = 600
 # The example core of the README, which every path must read (py-bt shows this function).
 EXAMPLE = os.path.join(REPO, "examples", "deadlock.core.zst")
@@ -100,6 +115,12 @@ def release_files(dist, version):
     return (tarball if os.path.exists(tarball) else None), (debs[0] if debs else None)
 
 
+def arm64_tarball(dist, version):
+    """The arm64 tarball's path, None when scripts/package --arch arm64 has not made it."""
+    tarball = os.path.join(dist, "hangpy-%s-aarch64.tar.gz" % version)
+    return tarball if os.path.exists(tarball) else None
+
+
 def unpack(tarball, chroot):
     """The tarball unpacked under /opt of the chroot; its top directory as the chroot sees it."""
     with tarfile.open(tarball) as archive:
@@ -147,11 +168,13 @@ def check_tarball(tarball, suite, results):
 
 
 def gdb_snapshots():
-    """The corpus's deadlock snapshot of each interpreter (the scenario every one has) and its
-    asyncio_hang snapshots (py-tasks, 3.7 to 3.15)."""
+    """The corpus's deadlock snapshot of each x86-64 interpreter (the scenario every one has) and
+    its asyncio_hang snapshots (py-tasks, 3.7 to 3.15). Not the aarch64 ones (arm64-*): a
+    distribution's gdb reads its own machine's cores; gdb-multiarch reads those (gdb.snapshots)."""
     return [(label, core, truth)
             for label, core, truth in test_corpus.entries(os.path.join(REPO, "tests", "corpus"))
-            if label.split("/")[1] in ("deadlock", "asyncio_hang")]
+            if label.split("/")[1] in ("deadlock", "asyncio_hang")
+            and not label.startswith("arm64-")]
 
 
 class ChrootGdb(gdb_session.GdbOptions):
@@ -205,6 +228,76 @@ def check_gdb(tarball, suite, results):
             finally:
                 os.remove(core)
             results.check("%s/%s" % (suite, label), problems)
+    return None
+
+
+def check_qemu_aarch64(tarball, x86_64_tarball, version, results):
+    """The arm64 tarball's coreanalyze under qemu, unpacked here: what check_tarball does in a
+    chroot, on Debian 11's arm64 glibc."""
+    if not os.path.isfile(os.path.join(ARM64_GLIBC, "lib", "ld-linux-aarch64.so.1")):
+        return ("no Debian 11 arm64 glibc in %s (scripts/make-glibc-sysroot --arch arm64)"
+                % ARM64_GLIBC)
+    with tempfile.TemporaryDirectory() as scratch:
+        with tarfile.open(tarball) as archive:
+            top = os.path.join(scratch, archive.getnames()[0].split("/")[0])
+            archive.extractall(scratch)
+        coreanalyze = os.path.join(top, "bin", "coreanalyze")
+        with open(coreanalyze, "rb") as binary:
+            header = binary.read(20)
+        # e_machine 183: EM_AARCH64.
+        results.check("qemu-aarch64/ELF", [] if header[:4] == b"\x7fELF" and
+                      header[18:20] == (183).to_bytes(2, "little") else
+                      ["%s is not an AArch64 ELF file: %r" % (coreanalyze, header)])
+        # run_scenarios and test_corpus run one program: a script that runs it under qemu.
+        wrapper = os.path.join(scratch, "coreanalyze-under-qemu")
+        with open(wrapper, "w") as script:
+            script.write('#!/bin/sh\nexec qemu-aarch64-static -L "%s" "%s" "$@"\n'
+                         % (ARM64_GLIBC, coreanalyze))
+        os.chmod(wrapper, 0o755)
+        version_line = run([wrapper, "--version"])
+        results.check("qemu-aarch64/--version", [] if version_line.returncode == 0 and
+                      version_line.stdout.startswith("coreanalyze (hangpy) %s" % version) else
+                      ["coreanalyze --version: exit %d, %r %r" % (
+                          version_line.returncode, version_line.stdout, version_line.stderr)])
+        # The example core as test_example reads it: ground truth, the deadlock, source lines.
+        truth = os.path.join(REPO, "examples", "deadlock.truth.json")
+        results.check("qemu-aarch64/example", test_corpus.check_entry(
+            wrapper, EXAMPLE, truth, scratch))
+        example = run_scenarios.decompress(EXAMPLE, scratch)
+        text = run([wrapper, "--no-color", example])
+        results.check("qemu-aarch64/example deadlock", [] if text.returncode == 0 and
+                      "\ndeadlock: " in text.stdout and EXAMPLE_FUNCTION in text.stdout else
+                      ["coreanalyze on the example core: exit %d, %s" % (text.returncode,
+                                                                         text.stderr[-1000:])])
+        results.check("qemu-aarch64/example source lines",
+                      test_example.source_line_problems(wrapper, example, scratch))
+        # The same bytes as the x86-64 coreanalyze, when its tarball is there (made from the same
+        # sources: scripts/package and scripts/package --arch arm64 in one tree).
+        if x86_64_tarball is None:
+            results.report("SKIP", "qemu-aarch64/same as x86_64",
+                           ["no x86-64 tarball in %s to compare with" % os.path.dirname(tarball)])
+        else:
+            native = os.path.join(scratch, "x86_64")
+            with tarfile.open(x86_64_tarball) as archive:
+                native_top = os.path.join(native, archive.getnames()[0].split("/")[0])
+                archive.extractall(native)
+            native_coreanalyze = os.path.join(native_top, "bin", "coreanalyze")
+            problems = []
+            for options in (["--no-color"], ["--json"]):
+                arm64 = run([wrapper] + options + [example])
+                x86_64 = run([native_coreanalyze] + options + [example])
+                if (arm64.returncode, arm64.stdout) != (x86_64.returncode, x86_64.stdout):
+                    problems.append("coreanalyze %s: arm64 exit %d, x86-64 exit %d; arm64 printed:"
+                                    "\n%s\nx86-64 printed:\n%s" % (
+                                        " ".join(options), arm64.returncode, x86_64.returncode,
+                                        arm64.stdout[-1500:], x86_64.stdout[-1500:]))
+            results.check("qemu-aarch64/same as x86_64", problems)
+        os.remove(example)
+        workdir = os.path.join(scratch, "corpus")
+        os.makedirs(workdir)
+        for label, core, truth in test_corpus.entries(os.path.join(REPO, "tests", "corpus")):
+            results.check("qemu-aarch64/" + label,
+                          test_corpus.check_entry(wrapper, core, truth, workdir))
     return None
 
 
@@ -278,14 +371,31 @@ def main():
     parser.add_argument("--dist", default=os.path.join(REPO, "dist"))
     parser.add_argument("--version", required=True, help="CMake's PROJECT_VERSION")
     parser.add_argument("check", choices=["tarball-bullseye", "tarball-xenial", "gdb-bullseye",
-                                          "gdb-trixie", "gdb-bionic", "deb-bookworm"])
+                                          "gdb-trixie", "gdb-bionic", "deb-bookworm",
+                                          "qemu-aarch64"])
     args = parser.parse_args()
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and args.check != "qemu-aarch64":
         print("SKIP: chroot needs root")
         return SKIP
     if shutil.which("zstd") is None:
         print("SKIP: zstd is not installed (scripts/install-deps)")
         return SKIP
+    if args.check == "qemu-aarch64":
+        tarball = arm64_tarball(args.dist, args.version)
+        if tarball is None:
+            print("SKIP: no arm64 tarball of %s in %s (scripts/package --arch arm64 makes it)"
+                  % (args.version, args.dist))
+            return SKIP
+        if shutil.which("qemu-aarch64-static") is None:
+            print("SKIP: qemu-aarch64-static is not installed (scripts/install-deps --arm64)")
+            return SKIP
+        results = Results()
+        skipped = check_qemu_aarch64(tarball, release_files(args.dist, args.version)[0],
+                                     args.version, results)
+        if skipped:
+            print("SKIP: %s" % skipped)
+            return SKIP
+        return results.finish()
     tarball, deb = release_files(args.dist, args.version)
     needed = deb if args.check == "deb-bookworm" else tarball
     if needed is None:
