@@ -76,12 +76,15 @@ class Chroot(object):
     namespace of each command's own (as the interpreter tests run the lab's chroots), and no
     network: what is installed must come from the copy's own apt cache."""
 
-    def __init__(self, name):
-        self.template = os.path.join(CHROOTS, name)
+    def __init__(self, name, template=None, marker=".hangpy-package-chroot-done"):
+        """`template`: another root to copy than make-package-chroots' `name` (the arm64 one of
+        scripts/make-arm64-root), complete once it holds `marker`."""
+        self.template = template or os.path.join(CHROOTS, name)
+        self.marker = marker
         self.root = None
 
     def present(self):
-        return os.path.isfile(os.path.join(self.template, ".hangpy-package-chroot-done"))
+        return os.path.isfile(os.path.join(self.template, self.marker))
 
     def __enter__(self):
         self.root = tempfile.mkdtemp(prefix="hangpy-package-", dir=os.path.dirname(self.template))
@@ -301,10 +304,13 @@ def check_qemu_aarch64(tarball, x86_64_tarball, version, results):
     return None
 
 
-def check_deb(deb, version, results):
-    chroot = Chroot("bookworm")
+def check_deb(deb, version, results, suite="bookworm", chroot=None, gdb_core=EXAMPLE):
+    """The .deb installed with dpkg -i in `chroot` (make-package-chroots' bookworm unless given):
+    coreanalyze, `load hangpy` in the system's gdb on `gdb_core`, man pages, completion, purge.
+    `suite` names the checks."""
+    chroot = chroot or Chroot("bookworm")
     if not chroot.present():
-        return "no bookworm chroot in %s (scripts/make-package-chroots)" % CHROOTS
+        return "no %s chroot in %s (scripts/make-package-chroots)" % (suite, chroot.template)
     with chroot:
         shutil.copy(deb, chroot.host("/tmp/"))
         guest_deb = "/tmp/" + os.path.basename(deb)
@@ -318,25 +324,26 @@ def check_deb(deb, version, results):
             if install.returncode != 0:
                 problems.append("dpkg -i exited %d: %s" % (install.returncode,
                                                           install.stderr[-2000:]))
-        results.check("bookworm/dpkg -i", problems)
+        results.check(suite + "/dpkg -i", problems)
         if problems:
             return None
         files = chroot.run(["dpkg", "-L", "hangpy"]).stdout.split()
         version_line = chroot.run(["coreanalyze", "--version"])
-        results.check("bookworm/coreanalyze --version", [] if version_line.returncode == 0 and
+        results.check(suite + "/coreanalyze --version", [] if version_line.returncode == 0 and
                       version_line.stdout.startswith("coreanalyze (hangpy) %s" % version) else
                       ["coreanalyze --version: %r %r" % (version_line.stdout,
                                                          version_line.stderr)])
         example = run_scenarios.decompress(EXAMPLE, chroot.host("/tmp"))
         text = chroot.run(["coreanalyze", "--no-color", chroot.guest(example)])
-        results.check("bookworm/coreanalyze core", [] if text.returncode == 0 and
+        results.check(suite + "/coreanalyze core", [] if text.returncode == 0 and
                       EXAMPLE_FUNCTION in text.stdout else
                       ["coreanalyze on the example core: exit %d, %s" % (text.returncode,
                                                                          text.stderr[-1000:])])
         # No -nx: the package's /etc/gdb/gdbinit.d/hangpy.gdb must provide `load hangpy`.
+        gdb_example = example if gdb_core == EXAMPLE else run_scenarios.decompress(gdb_core, chroot.host("/tmp"))
         gdb = chroot.run(["gdb", "-batch", "-ex", "load hangpy", "-ex", "hangpy version",
-                          "-ex", "py-bt", "-c", chroot.guest(example)])
-        results.check("bookworm/gdb load hangpy", [] if gdb.returncode == 0 and
+                          "-ex", "py-bt", "-c", chroot.guest(gdb_example)])
+        results.check(suite + "/gdb load hangpy", [] if gdb.returncode == 0 and
                       ("hangpy %s: reads CPython" % version) in gdb.stdout and
                       EXAMPLE_FUNCTION in gdb.stdout else
                       ["gdb -batch -ex 'load hangpy': exit %d\n%s\n%s" % (
@@ -348,19 +355,19 @@ def check_deb(deb, version, results):
             if rendered.returncode != 0 or rendered.stderr.strip() or "hangpy" not in rendered.stdout:
                 page_problems.append("man -l %s: exit %d, %s" % (page, rendered.returncode,
                                                                 rendered.stderr.strip()[:500]))
-        results.check("bookworm/man -l", page_problems)
+        results.check(suite + "/man -l", page_problems)
         # An interactive bash as a user's ~/.bashrc from Debian's /etc/skel sets it up (root's
         # own .bashrc does not load bash-completion); the completion loads on the first Tab.
         completion = chroot.run(["bash", "--rcfile", "/etc/skel/.bashrc", "-ic",
                                  "complete -p coreanalyze 2>/dev/null || "
                                  "{ _completion_loader coreanalyze; complete -p coreanalyze; }"])
-        results.check("bookworm/completion", [] if "coreanalyze" in completion.stdout and
+        results.check(suite + "/completion", [] if "coreanalyze" in completion.stdout and
                       "-F" in completion.stdout else
                       ["complete -p coreanalyze: %r %r" % (completion.stdout,
                                                            completion.stderr[-500:])])
         purge = chroot.run(["dpkg", "--purge", "hangpy"])
         left = [path for path in files if os.path.isfile(chroot.host(path))]
-        results.check("bookworm/dpkg --purge", [] if purge.returncode == 0 and not left else
+        results.check(suite + "/dpkg --purge", [] if purge.returncode == 0 and not left else
                       ["dpkg --purge: exit %d, files left: %s %s" % (purge.returncode, left,
                                                                       purge.stderr[-500:])])
     return None
@@ -372,7 +379,7 @@ def main():
     parser.add_argument("--version", required=True, help="CMake's PROJECT_VERSION")
     parser.add_argument("check", choices=["tarball-bullseye", "tarball-xenial", "gdb-bullseye",
                                           "gdb-trixie", "gdb-bionic", "deb-bookworm",
-                                          "qemu-aarch64"])
+                                          "qemu-aarch64", "deb-bookworm-arm64"])
     args = parser.parse_args()
     if os.geteuid() != 0 and args.check != "qemu-aarch64":
         print("SKIP: chroot needs root")
@@ -394,6 +401,22 @@ def main():
                                      args.version, results)
         if skipped:
             print("SKIP: %s" % skipped)
+            return SKIP
+        return results.finish()
+    if args.check == "deb-bookworm-arm64":
+        deb = os.path.join(args.dist, "hangpy_%s-1_arm64.deb" % args.version)
+        if not os.path.isfile(deb):
+            print("SKIP: no %s (scripts/package --arch arm64 makes it)" % deb)
+            return SKIP
+        # Debian 12's arm64 root of scripts/make-arm64-root, its programs run by qemu through
+        # binfmt_misc: the arm64 gdb reads the corpus's aarch64 deadlock.
+        root = os.path.join(os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots"), "bookworm-arm64")
+        results = Results()
+        skipped = check_deb(deb, args.version, results, "bookworm-arm64",
+                            Chroot("bookworm-arm64", root, ".hangpy-package-chroot-done"),
+                            os.path.join(REPO, "tests", "corpus", "arm64-3.11", "deadlock.core.zst"))
+        if skipped:
+            print("SKIP: %s (scripts/make-arm64-root)" % skipped)
             return SKIP
         return results.finish()
     tarball, deb = release_files(args.dist, args.version)
