@@ -38,9 +38,10 @@ struct NativeThread {
   int64_t syscall = -1;
   Machine machine = kHostMachine;
   std::array<uint64_t, 6> syscall_arguments{};
-  // The call's arguments are not known: an aarch64 thread whose call the signal that made the core
-  // had already ended holds the call's error return in x0 (qemu-user's cores: the kernel's own
-  // rewind the call instead), so its first argument is gone.
+  // The call's arguments are not known: an aarch64 thread whose call had just returned an error
+  // when the core was made (the signal that made it interrupted the call, or a timed wait timed
+  // out) holds that error in x0, its first argument (qemu-user's cores show such threads right
+  // after their svc; the kernel's rewind an interrupted call instead).
   bool syscall_arguments_lost = false;
   // The time axis (two looks compared: did it run, did it move data?): CPU time used so far, user
   // and system, and bytes read and written through system calls (/proc's rchar + wchar), where the

@@ -187,7 +187,7 @@ BlockedOn syscall_blocked_on(const ThreadDiagnosis& diagnosis) {
                                                           : diagnosis.syscall_name;
   if (diagnosis.syscall_arguments_lost) {
     blocked.kind = WaitKind::kSyscall;
-    blocked.what = fmt::format("{} (its arguments are lost: the signal that made the core ended the call)", name);
+    blocked.what = fmt::format("{} (its arguments are lost: the call had just returned an error when the core was made)", name);
     return blocked;
   }
   switch (syscall_kind(*diagnosis.syscall)) {

@@ -250,6 +250,16 @@ def main():
     args = parser.parse_args()
     results = Results()
     results.check("triage of an x86-64 and an aarch64 snapshot", mixed_triage(args.coreanalyze))
+    installed = [name for name in TWINS if interpreters.resolve(name) is not None]
+    if installed and not args.scenario:
+        # Locals (--locals) of the aarch64 processes, as test_locals.py checks every interpreter's.
+        argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_locals.py"),
+                "--coreanalyze", args.coreanalyze]
+        for name in installed:
+            argv += ["--interpreter", name]
+        locals_run = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        results.check("locals of %s (test_locals.py)" % ", ".join(installed), [] if locals_run.returncode == 0
+                      else [locals_run.stdout.decode("utf-8", "replace")[-2000:]])
     for name, twin_name in TWINS.items():
         interpreter = interpreters.resolve(name)
         if interpreter is None:

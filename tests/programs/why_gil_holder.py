@@ -14,6 +14,8 @@ import groundtruth
 
 regex_starts = threading.Event()
 reporter = []
+# The OS threads the process had before the scenario's: 1, or 2 under qemu-user (its RCU thread).
+threads_at_start = []
 
 
 def spin():
@@ -29,13 +31,14 @@ def backtrack():
     reporter[0].join()  # the ground truth is on disk and its thread gone: no one else needs to run
     # Python 2's join returns before the thread's C-level exit, which takes the GIL this thread is
     # about to keep forever: wait until its OS thread is gone (main, regex and two spinners left).
-    while len(os.listdir("/proc/self/task")) > 4:
+    while len(os.listdir("/proc/self/task")) > threads_at_start[0] + 3:
         time.sleep(0.01)
     regex_starts.set()  # releases no GIL: this thread goes straight on into the regex
     re.match(r"(a+)+$", "a" * 64 + "b")  # 2**64 steps inside _sre, holding the GIL
 
 
 def main():
+    threads_at_start.append(len(os.listdir("/proc/self/task")))
     reporter.append(groundtruth.start(groundtruth.output_path(), blockers=4))
     threads = [threading.Thread(target=backtrack, name="regex")]
     threads += [threading.Thread(target=spin, name="spinner-%d" % i) for i in (1, 2)]
