@@ -126,10 +126,21 @@ extern const Layout kPython313t = [] {
   layout.instances.type_members = 256;
   layout.instances.heap_type_cached_keys = 896;
   // _gil_runtime_state after `locked` (at 24 here): switch_number, then cond (48 bytes), mutex
-  // (40), switch_cond (48), switch_mutex (40). Lock objects are not described for free-threaded
-  // builds yet (their larger object header moves every field).
+  // (40), switch_cond (48), switch_mutex (40).
   layout.gil.wait_begin = 40;
   layout.gil.wait_end = 216;
+  // Modules/_threadmodule.c after the 32-byte free-threaded header. 3.13.0 to 3.13.3: lockobject
+  // { PyObject_HEAD; PyThread_type_lock lock_lock; PyObject *in_weakreflist; char locked; }
+  // (basicsize 56); later 3.13 releases (v3.13.15 read here): lockobject { PyObject_HEAD; PyMutex
+  // lock; } (basicsize 40). rlockobject { PyObject_HEAD; PyThread_type_lock rlock_lock;
+  // PyThread_ident_t rlock_owner; unsigned long rlock_count; PyObject *in_weakreflist; } in both.
+  layout.locks.lock[0] = {.basicsize = 56, .model = LockModel::kSemaphorePointer, .lock = 32};
+  layout.locks.lock[1] = {.basicsize = 40, .model = LockModel::kPyMutex, .lock = 32};
+  layout.locks.rlock[0] = {.basicsize = 64, .model = LockModel::kSemaphorePointer, .lock = 32,
+                           .owner = 40, .count = 48};
+  // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
+  // ... }, the semaphore a sem_t whose first word is the futex word.
+  layout.locks.parked_address = -8;
   // Built-in callables and exceptions: object fields, moved by the bigger header.
   for (int32_t* field : {&layout.callables.cfunction_method_def, &layout.callables.cfunction_self,
                          &layout.callables.method_wrapper_descriptor,

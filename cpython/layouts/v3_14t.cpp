@@ -138,10 +138,19 @@ extern const Layout kPython314t = [] {
   layout.instances.type_members = 256;
   layout.instances.heap_type_cached_keys = 896;
   // _gil_runtime_state after `locked` (at 24 here): switch_number, then cond (48 bytes), mutex
-  // (40), switch_cond (48), switch_mutex (40). Lock objects are not described for free-threaded
-  // builds yet (their larger object header moves every field).
+  // (40), switch_cond (48), switch_mutex (40).
   layout.gil.wait_begin = 40;
   layout.gil.wait_end = 216;
+  // Modules/_threadmodule.c (v3.14.7) lockobject { PyObject_HEAD; PyMutex lock; } and rlockobject
+  // { PyObject_HEAD; _PyRecursiveMutex lock; } with _PyRecursiveMutex { PyMutex mutex;
+  // PyThread_ident_t thread; size_t level; }, after the 32-byte free-threaded header; `level`
+  // counts the re-entries (count_bias = 1).
+  layout.locks.lock[0] = {.basicsize = 40, .model = LockModel::kPyMutex, .lock = 32};
+  layout.locks.rlock[0] = {.basicsize = 56, .model = LockModel::kPyMutex, .lock = 32, .owner = 40,
+                           .count = 48, .count_bias = 1};
+  // Python/parking_lot.c: struct wait_entry { void *park_arg; uintptr_t addr; _PySemaphore sema;
+  // ... }, the semaphore a sem_t whose first word is the futex word.
+  layout.locks.parked_address = -8;
   // Built-in callables and exceptions: object fields, moved by the bigger header.
   for (int32_t* field : {&layout.callables.cfunction_method_def, &layout.callables.cfunction_self,
                          &layout.callables.method_wrapper_descriptor,

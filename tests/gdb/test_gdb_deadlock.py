@@ -138,7 +138,7 @@ def main():
             for mode in ("core", "live"):
                 status, details = run_case(options, interpreter, program, check, mode)
                 results.report(status, "%s %s (%s)" % (name, program, mode), details)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ Every expectation comes from the ground truth file the program wrote before bloc
 knows nothing about the scenarios.
 """
 import difflib
+import re
 
 import compare_asyncio
+import compare_diagnosis
 
 
 def _frame_text(file_name, line, function):
@@ -86,10 +88,10 @@ def _compare_thread(ident, truth_thread, found_thread, version):
     problems = []
     if found_thread.get("error") is not None:
         problems.append("thread %s: error %r" % (ident, found_thread["error"]))
-    # coreanalyze may not know a thread's native id or name; when it reports one, it must be right.
+    # Where the interpreter knew a thread's kernel id and name, coreanalyze must report them.
     for truth_key, found_key in (("native_id", "native_thread_id"), ("name", "name")):
         want, got = truth_thread.get(truth_key), found_thread.get(found_key)
-        if want is not None and got is not None and want != got:
+        if want is not None and want != got:
             problems.append("thread %s: %s %r, want %r" % (ident, found_key, got, want))
     problems += _compare_frames(ident, truth_thread, found_thread)
     return problems + _compare_entry_flags(ident, version, found_thread.get("frames") or [])
@@ -128,6 +130,29 @@ def _compare_process_facts(truth, process):
     return problems
 
 
+# What a ground truth written by today's programs holds; an older one lacks some, and the corpus
+# says so for each such entry (corpus_manifest: "legacy_truth") instead of letting the check that
+# needs it pass unseen.
+COMPLETE_TRUTH_KEYS = ("os_threads", "reporter_native_id", "ppid", "uid", "gid")
+
+
+def missing_truth(truth, records_waits):
+    """The facts `truth` lacks that the comparisons need to be whole: the process facts, every
+    thread's kernel id and name, and (`records_waits`: the program records them) its waits."""
+    missing = [key for key in COMPLETE_TRUTH_KEYS if key not in truth]
+    if truth.get("finalizing"):  # written in __del__, where no reporter thread exists
+        missing = [key for key in missing if key not in ("os_threads", "reporter_native_id")]
+    for ident, thread in sorted(truth["threads"].items()):
+        # null is a fact the interpreter gave (a thread threading does not list has no name);
+        # only a key the program did not write is missing.
+        for key in ("native_id", "name"):
+            if key not in thread:
+                missing.append("threads.%s.%s" % (ident, key))
+    if records_waits and "waits" not in truth:
+        missing.append("waits")
+    return missing
+
+
 def compare_signal(report, expected):
     """Problems with process.signal_info against `expected` (keys of signal_info to check)."""
     found = (report.get("process") or {}).get("signal_info") or {}
@@ -158,25 +183,71 @@ def compare_json(truth, report):
     problems += _compare_process_facts(truth, process)
     if "asyncio" in truth:  # the program's own view of its asyncio tasks
         problems += compare_asyncio.compare(truth["asyncio"], report)
+    problems += compare_diagnosis.compare(truth, report)
     return problems
 
 
-def compare_text(truth, text):
-    """Problems with the text output: each thread's frames appear as `File "f", line N, in `
-    lines, outermost first (the traceback order)."""
+_HEADER = re.compile(r"^Thread 0x([0-9a-f]+)\b")
+
+
+def _thread_blocks(lines):
+    """{thread id: (its header line, the lines under it up to the next header)}."""
+    blocks = {}
+    current = None
+    for line in lines:
+        match = _HEADER.match(line)
+        if match:
+            current = int(match.group(1), 16)
+            blocks[current] = (line, [])
+        elif current is not None:
+            blocks[current][1].append(line)
+    return blocks
+
+
+def _header_problems(ident, thread, header):
     problems = []
-    lines = text.splitlines()
+    if thread.get("native_id") is not None and "(LWP %d)" % thread["native_id"] not in header:
+        problems.append("text output: thread %s header %r lacks (LWP %d)"
+                        % (ident, header, thread["native_id"]))
+    if thread.get("name") is not None and ' "%s"' % thread["name"] not in header:
+        problems.append("text output: thread %s header %r lacks its name %r"
+                        % (ident, header, thread["name"]))
+    return problems
+
+
+def compare_text(truth, text, read_lines=None):
+    """Problems with the text output: each thread of the ground truth has its block under a
+    `Thread 0x<ident> (LWP n) "name"` header, and in that block each of its frames is a whole
+    `  File "f", line N, in <qualname>` line, outermost first (the traceback order); where
+    `read_lines(file)` gives the frame's source file, the line after it is that source line,
+    stripped, as Python's tracebacks print it."""
+    problems = []
+    blocks = _thread_blocks(text.splitlines())
     for ident, thread in sorted(truth["threads"].items()):
+        if int(ident) not in blocks:
+            problems.append("text output: no header for thread %s (%s)" % (ident, thread.get("name")))
+            continue
+        header, lines = blocks[int(ident)]
+        problems += _header_problems(ident, thread, header)
+        names = thread.get("qualnames") or [frame[2] for frame in thread["frames"]]
         position = 0
-        for file_name, line, function in thread["frames"]:
-            wanted = 'File "%s", line %d, in ' % (file_name, line)
-            while position < len(lines) and wanted not in lines[position]:
+        for (file_name, line, _), name in zip(thread["frames"], names):
+            wanted = '  File "%s", line %d, in %s' % (file_name, line, name)
+            while position < len(lines) and lines[position] != wanted:
                 position += 1
             if position == len(lines):
-                problems.append("text output: thread %s: no line %r (in %s) after the previous frame"
-                                % (ident, wanted, function))
+                problems.append("text output: thread %s: no line %r after the previous frame"
+                                % (ident, wanted))
                 break
             position += 1
+            source = read_lines(file_name) if read_lines else None
+            if source is not None and 1 <= line <= len(source) and source[line - 1].strip():
+                want_source = "    " + source[line - 1].strip()
+                got = lines[position] if position < len(lines) else None
+                if got != want_source:
+                    problems.append("text output: thread %s %s line %d: source line %r, want %r"
+                                    % (ident, name, line, got, want_source))
+    problems += compare_diagnosis.compare_text(truth, blocks, text)
     if "asyncio" in truth:
         problems += ["asyncio text: %s" % problem
                      for problem in compare_asyncio.check_text(truth["asyncio"], text)]

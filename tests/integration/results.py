@@ -27,13 +27,18 @@ class Results(object):
         """Report a case that passed when it found no problems."""
         self.report("FAIL" if problems else "PASS", label, problems)
 
-    def finish(self, skip_when_none_ran=False):
+    def finish(self):
         """Print the closing line; return the exit status: 1 when a case failed, SKIP when none
-        passed and `skip_when_none_ran` (the driver had nothing to test here), else 0."""
+        passed (the driver tested nothing here: every case skipped, each with its SKIP line, or
+        there was none, which says so), else 0. No driver reports Passed for a run that checked
+        nothing."""
+        if not any(self.counts.values()):
+            print("SKIP: no case ran here")
+            self.counts["SKIP"] += 1
         print("%d passed, %d failed, %d skipped" % (self.counts["PASS"], self.counts["FAIL"],
                                                     self.counts["SKIP"]))
         if self.counts["FAIL"]:
             return 1
-        if skip_when_none_ran and not self.counts["PASS"]:
+        if not self.counts["PASS"]:
             return SKIP
         return 0

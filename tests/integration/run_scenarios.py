@@ -64,14 +64,21 @@ def run_coreanalyze(coreanalyze, core, interpreter, extra_args):
 CONTEXT_LINES = 2
 
 
-def check_source_views(coreanalyze, core, interpreter, truth):
-    """Carets under the source lines (3.11+) and --context, against the source files as this
-    machine reads them (inside the interpreter's root for a chroot)."""
+def source_reader(interpreter):
+    """read_lines(file) for compare: a source file as this machine reads it (inside the
+    interpreter's root for a chroot), or None."""
     def read_lines(file_name):
         if not file_name or file_name.startswith("<"):
             return None
         return compare.source_lines(interpreter.host_path(file_name) if interpreter.root
                                     else file_name)
+    return read_lines
+
+
+def check_source_views(coreanalyze, core, interpreter, truth):
+    """Carets under the source lines (3.11+) and --context, against the source files as this
+    machine reads them (inside the interpreter's root for a chroot)."""
+    read_lines = source_reader(interpreter)
     text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"])
     problems = compare.compare_carets(truth, text.stdout.decode("utf-8", "replace"), read_lines)
     result = run_coreanalyze(coreanalyze, core, interpreter,
@@ -109,7 +116,8 @@ def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info
     text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"] + extra_args)
     if text.returncode != 0:
         return ["coreanalyze (text) exited %d" % text.returncode]
-    return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"))
+    return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"),
+                                source_reader(interpreter))
 
 
 def keep_for_debugging(workdir, label):
@@ -168,7 +176,7 @@ def check_each_interpreter(names, scenario, prefix, check, kind_for=None):
                     results.check("%s %s" % (name, label), problems)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 def scenario_workdir(interpreter, prefix):

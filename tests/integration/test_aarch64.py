@@ -267,7 +267,9 @@ def main():
             continue
         twin = interpreters.resolve(twin_name)
         if twin is None:
-            print("note: no x86-64 twin: " + interpreters.not_installed(twin_name))
+            # The twin comparison is a case of its own: its absence is a SKIP, said as one.
+            results.report("SKIP", "%s scenarios against their x86-64 twin %s" % (name, twin_name),
+                           [interpreters.not_installed(twin_name)])
         print("interpreter: %r, twin: %r" % (interpreter, twin))
         cases = [(scenario, None) for scenario in args.scenario or SCENARIOS]
         if not args.scenario and name == AARCH64:

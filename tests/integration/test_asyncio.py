@@ -313,7 +313,7 @@ def main():
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     print("%.0f s in all" % (time.time() - started))
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def main():
                                           "for it): the Python frames cannot be placed"])
         except (cores.CoreError, subprocess.TimeoutExpired, KeyError) as error:
             results.check(name, ["%s: %s" % (type(error).__name__, error)])
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 def run_once(coreanalyze, interpreter):

@@ -589,7 +589,7 @@ def main():
     results = Results()
     installed = list(interpreters.each_installed(NAMES, results))
     if not installed:
-        return results.finish(skip_when_none_ran=True)
+        return results.finish()
     name, interpreter = installed[0]
     workdir = tempfile.mkdtemp(prefix="hangpy-collect-")
     try:
@@ -621,7 +621,7 @@ def main():
         results.check("collect", [str(error)])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -4,24 +4,32 @@ scenario under every interpreter, checked on any machine, with no interpreter in
 
   test_corpus.py --coreanalyze build/bin/coreanalyze [--corpus tests/corpus]
 
+First the manifest (tests/corpus/manifest.json, corpus_manifest.py): every interpreter directory
+and every scenario has an entry, and the files on disk are exactly what it lists.
+
 Each tests/corpus/<interpreter>/<scenario>.core.zst is decompressed to a temporary directory and
 `coreanalyze --json` is compared with <scenario>.truth.json as the live integration tests
-compare it (pid, version, threads, frames with file, line, function, first_line and qualname; no
-warnings), and the text output must exit 0 and show the same frames. A ground truth with an
-"asyncio" section (asyncio_hang) is compared with coreanalyze's asyncio tasks too: their
+compare it: pid, version, threads, frames with file, line, function, first_line and qualname,
+every thread's kernel id and name, the threads without Python, the process facts, no warnings,
+and the diagnosis the program wrote of itself (compare_diagnosis.py: what each thread waits for,
+who could end the wait, the locks held, the deadlock cycles). The text output must exit 0 and
+show, under each thread's header, the same frame lines and its "Blocked on:" line. A ground truth
+with an "asyncio" section (asyncio_hang) is compared with coreanalyze's asyncio tasks too: their
 addresses, names, coroutine stacks, what each awaits, the awaited-by edges, the await cycle and
-the text section (compare_asyncio.py).
+the text section (compare_asyncio.py). A ground truth that lacks what today's programs record
+fails unless the manifest marks it legacy_truth, with why; an entry marked expected_failure must
+fail (and fails the test when it passes).
 
 Every snapshot, and the bundled example (examples/deadlock.core.zst), must also be a fixed point
 of `--snapshot`: written anew from itself it is the same file, byte for byte. A snapshot keeps only
 the bytes the analysis reads, so one that is not a fixed point holds bytes nobody reads (the
 environment's strings, a heap neighbour: what hangpy before issue 19 kept) or misses some; after
 a change to what the analysis reads, `scripts/make-corpus --rescrub` (and `scripts/make-example-core`)
-write them anew.
+write them anew, and --rescrub refuses one whose diagnosis would change.
 
 Then a few snapshots are read with --python: with the right version they must pass the same
-checks; with a wrong one coreanalyze must not crash (exit < 128, no signal) and must either exit
-non-zero or say on stderr that the layout "does not fit".
+checks; with a wrong one coreanalyze must exit 6 (the layout does not fit) and say so on stderr,
+without crashing.
 
 Exit status: 0 all passed, 1 a failure, 77 zstd is not installed (ctest's SKIP_RETURN_CODE).
 """
@@ -35,6 +43,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+import corpus_manifest  # noqa: E402
 import interpreters  # noqa: E402
 import job_corpus  # noqa: E402
 import run_scenarios  # noqa: E402
@@ -60,7 +70,15 @@ RIGHT_PYTHON = [
     ("pyenv-2.7", "2.7"),
 ]
 PYTHON_SCENARIO = "deadlock"
+# The scenarios whose programs record what each thread waits for (groundtruth.expect_wait): their
+# ground truths must hold it.
+DIAGNOSED_SCENARIOS = ("deadlock", "deep_recursion", "unicode_names", "generator", "lambda",
+                       "method", "exec", "asyncio_task", "asyncio_hang", "native_thread",
+                       "finalizing")
 MISMATCH_TEXT = "does not fit"
+# coreanalyze's exit code when the layout (here the one --python forces) does not fit the process
+# (base/exit_codes.h kExitWrongLayout; docs/usage.md, README: "6 the Python layout ... does not fit").
+WRONG_LAYOUT_EXIT = 6
 
 
 def entries(corpus):
@@ -88,6 +106,24 @@ def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_onl
         return run_scenarios.check_core(coreanalyze, plain, no_binaries, truth, extra_args)
     finally:
         os.remove(plain)
+
+
+def truth_completeness(label, truth_path, legacy_reason):
+    """Problems: a ground truth lacking what today's programs record, unless the manifest marks
+    it legacy_truth with a reason; or one so marked that lacks nothing."""
+    if not os.path.exists(truth_path):
+        return []  # check_entry says so
+    with open(truth_path) as stream:
+        truth = json.load(stream)
+    scenario = label.split("/")[-1]
+    missing = compare.missing_truth(truth, scenario in DIAGNOSED_SCENARIOS)
+    if missing and legacy_reason is None:
+        return ["the ground truth lacks %s: capture it again (scripts/make-corpus), or mark it "
+                "legacy_truth in manifest.json with why it cannot be" % ", ".join(missing)]
+    if not missing and legacy_reason is not None:
+        return ["marked legacy_truth (%s), but its ground truth is whole: mark it present"
+                % legacy_reason]
+    return []
 
 
 def check_fixed_point(coreanalyze, core, workdir, extra=()):
@@ -130,8 +166,12 @@ def check_wrong_python(coreanalyze, core, python, workdir):
     problems = []
     if code < 0 or code >= 128:
         problems.append("crashed")
-    elif code == 0 and not any(MISMATCH_TEXT in line for line in stderr.splitlines()):
-        problems.append("exit 0 and no stderr line saying the layout %r" % MISMATCH_TEXT)
+    elif code != WRONG_LAYOUT_EXIT:
+        problems.append("exit %d, not %d (the layout does not fit)" % (code, WRONG_LAYOUT_EXIT))
+    # "coreanalyze: the Python 3.8 layout (chosen by --python) does not fit this process: ..."
+    said = "the Python %s layout (chosen by --python) %s" % (python, MISMATCH_TEXT)
+    if not any(line.startswith("coreanalyze: ") and said in line for line in stderr.splitlines()):
+        problems.append("no stderr line saying %r" % said)
     return problems, happened
 
 
@@ -151,10 +191,23 @@ def main():
         print("no snapshots in %s (scripts/make-corpus makes them)" % args.corpus, file=sys.stderr)
         return 1
     results = Results()
+    directories = [name for name in os.listdir(args.corpus)
+                   if os.path.isdir(os.path.join(args.corpus, name)) and name != "jobs"]
+    results.check("the manifest lists every interpreter x scenario, and the files match it",
+                  corpus_manifest.problems(args.corpus, run_scenarios.SCENARIOS, directories))
+    expected_failures = corpus_manifest.marked(args.corpus, "expected_failure")
+    legacy = corpus_manifest.marked(args.corpus, "legacy_truth")
     workdir = tempfile.mkdtemp(prefix="hangpy-corpus-test-")
     try:
         for label, core, truth in corpus:
             problems = check_entry(args.coreanalyze, core, truth, workdir)
+            problems += truth_completeness(label, truth, legacy.get(label))
+            if label in expected_failures:
+                # Stored failing, with its reason: it must still fail, or the mark must go.
+                reason = expected_failures[label]
+                results.check("%s fails as the manifest expects (%s)" % (label, reason),
+                              [] if problems else ["it passes now: mark it present in manifest.json"])
+                continue
             results.check(label, problems)
         example = os.path.join(REPO, "examples", "deadlock" + SUFFIX)
         for label, core in [(label, core) for label, core, _ in corpus] + [("examples/deadlock", example)]:

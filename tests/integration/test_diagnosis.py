@@ -196,7 +196,8 @@ def run_case(coreanalyze, interpreter, program, kind, workdir):
     with cores.ScenarioProcess(interpreter, program, workdir,
                                raise_core_limit=(kind == "kernel")) as process:
         truth = process.wait_for_ground_truth()
-        if "skip" in truth:
+        if "skip" in truth:  # the program does not apply here: a SKIP line says why
+            yield program, truth["skip"]
             return
         if program in SETTLE_SECONDS:
             time.sleep(SETTLE_SECONDS[program])
@@ -234,12 +235,15 @@ def main():
             workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-why-")
             try:
                 for label, problems in run_case(args.coreanalyze, interpreter, program, kind, workdir):
-                    results.check("%s %s" % (name, label), problems)
+                    if isinstance(problems, str):
+                        results.report("SKIP", "%s %s" % (name, label), [problems])
+                    else:
+                        results.check("%s %s" % (name, label), problems)
             except (cores.CoreError, subprocess.TimeoutExpired) as error:
                 results.check("%s %s" % (name, program), ["cannot take a core: %s" % error])
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ def main():
         args.interpreter or NAMES, results, "hangpy-fork-",
         "%s: a lock held by another thread at fork: the child's wait, the parent's holder, the triage's first line",
         lambda interpreter, workdir: one_interpreter(args.coreanalyze, interpreter, workdir))
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -363,7 +363,7 @@ def main():
         else:
             check_roles(args.coreanalyze, "torch", TORCH_PYTHON, "dataloader", rank_env, results,
                         gcore_role="DataLoader worker")
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -462,7 +462,7 @@ def main():
     finally:
         for workdir in workdirs:
             shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def main():
             results.check(name, ["%s: %s" % (type(error).__name__, error)])
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -595,7 +595,7 @@ def main():
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     print("     (%.1f s in all)" % (time.time() - started))
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def main():
             results.report("SKIP", name, ["no subinterpreters"])
         else:
             results.check(name, problems)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -305,7 +305,7 @@ def main():
                 results.report("FAIL", "%s %s: %s" % (name, kind, error))
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
-    return results.finish(skip_when_none_ran=True)
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -127,7 +127,10 @@ def spin_case(results, coreanalyze, workdir):
             problems.append("exit %d, not 0: %s" % (code, tail(errors)))
         seen = motions(out_dir)
         busy = [why for motion, why in seen if motion == "busy"]
-        if len(busy) < len(seen) / 2:
+        if not seen:
+            # --for 6 at --interval 0.5: a dozen looks; none after the first proves nothing.
+            problems.append("no look after the first (%d looks in looks.jsonl)" % len(looks(out_dir)))
+        elif len(busy) < len(seen) / 2:
             problems.append("fewer than half the looks say busy: %s" % seen)
         if busy and "% of a CPU" not in busy[0]:
             problems.append("busy without its CPU share: %s" % busy[0])

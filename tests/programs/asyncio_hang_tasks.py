@@ -128,6 +128,7 @@ async def taskgroup_node(role, depth, never_set):
 # --- run_in_executor blocked in the executor's thread, and a long sleep ---
 
 def block_in_executor():
+    groundtruth.expect_wait("event", _never_set)
     groundtruth.announce_blocking()
     _executor_blocking.set()
     _never_set.wait()  # nobody sets it: never returns
@@ -231,6 +232,7 @@ def write_ground_truth(loop):
         fail(traceback.format_exc())
     # The loop goes back to its selector and waits there for good: nothing is ready, the next
     # timer is the sleeper's hour.
+    groundtruth.expect_wait("select", loop)
     groundtruth.announce_blocking()
 
 

@@ -6,6 +6,7 @@ import groundtruth
 
 
 async def read_reply(lock):
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()  # held, and not awaited: blocks the whole event loop forever
 

@@ -4,6 +4,7 @@ import groundtruth
 
 SOURCE = """
 def run_from_string():
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()
 

@@ -5,6 +5,7 @@ import groundtruth
 
 def numbers(lock):
     yield 1
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()  # held: never returns
     yield 2

@@ -8,6 +8,7 @@ class JobQueue(object):
         self.lock = groundtruth.held_lock()
 
     def wait_for_job(self):
+        groundtruth.expect_wait("lock", self.lock, owner="self")
         groundtruth.announce_blocking()
         self.lock.acquire()  # held: never returns
 

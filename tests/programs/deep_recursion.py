@@ -8,6 +8,7 @@ DEPTH = 300
 def descend(depth, lock):
     if depth > 0:
         return descend(depth - 1, lock)
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()  # held: never returns
 

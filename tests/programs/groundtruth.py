@@ -19,7 +19,12 @@ their blocking call, takes sys._current_frames() and writes, atomically,
    "locals": {"<function>": {"<name>": "<expected repr>"}},  # only if expect_locals() was called
    "calls": ["<built-in method ...>", ...],  # only if expect_call() was called
    "returned_calls": ["<built-in method ...>", ...],  # only if returned_call() was called
-   "<section>": ...}                         # whatever record_section() was given
+   "<section>": ...,                         # whatever record_section() was given
+   "waits": {"<ident>": {"kind": "lock", "object": "0x...",     # expect_wait(): what the thread
+                         "owner_native_id": ... or absent,     # blocks on, the thread that could
+                         "owner_self": true or absent}},       # end the wait, held locks
+   "held_locks": {"<ident>": ["0x...", ...]},                  # expect_holds()
+   "deadlocks": [[native_id, ...], ...]}     # expect_deadlock(): each cycle, in wait order
 
 
 and then exits, so that it is not part of a core taken afterwards. A program that cannot run
@@ -50,6 +55,11 @@ _expected_locals = {}  # function name -> {local name: the repr hangpy must prin
 _expected_calls = []  # the built-in calls a reader of the core must name, as libpython does
 _returned_calls = []  # built-in calls that returned: a reader must not name them
 _sections = {}  # extra top-level keys of the ground truth, e.g. "asyncio" (record_section)
+# The diagnosis the program knows of itself (issue 33): what each thread blocks on and who could
+# end that wait, the locks it holds through `with`, and the cycles its threads wait in.
+_waits = {}  # ident -> {"kind": ..., "object": id or None, "owner": Thread, "self" or None}
+_holds = {}  # ident -> [id of each lock the thread holds through `with`]
+_cycles = []  # [[Thread, ...], ...] in wait order: each waits for the next, the last for the first
 
 
 def expect_locals(function, reprs):
@@ -72,6 +82,50 @@ def record_section(key, document):
     """Store `document` (JSON data the program gathered about itself, e.g. its asyncio tasks)
     under the top-level `key` of the ground truth."""
     _sections[key] = document
+
+
+def expect_wait(kind, waited=None, owner=None):
+    """Record, from the blocking thread itself, what it is about to block on: `kind` as hangpy
+    names it (lock, rlock, event, condition, join, read, ...), the object waited for (its id()
+    is its address, which is what a reader of the core names) and the thread that could end the
+    wait: a threading.Thread, "self" for a lock this very thread acquired earlier, or None when
+    no thread could (or the program does not know)."""
+    _waits[_ident()] = {"kind": kind, "object": None if waited is None else id(waited),
+                        "owner": owner}
+
+
+def expect_holds(*locks):
+    """Record that the calling thread holds `locks` through `with` blocks while it blocks."""
+    _holds.setdefault(_ident(), []).extend(id(lock) for lock in locks)
+
+
+def expect_deadlock(*threads):
+    """Record a cycle of threads (threading.Thread objects) waiting for each other, in wait
+    order: each waits for the next, the last for the first."""
+    _cycles.append(list(threads))
+
+
+def _address(value):
+    return "0x%x" % value
+
+
+def _diagnosis(me):
+    """The "waits", "held_locks" and "deadlocks" sections of the ground truth."""
+    waits = {}
+    for ident, wait in _waits.items():
+        entry = {"kind": wait["kind"]}
+        if wait["object"] is not None:
+            entry["object"] = _address(wait["object"])
+        owner = wait["owner"]
+        if owner == "self":
+            entry["owner_self"] = True
+        elif owner is not None:
+            entry["owner_native_id"] = _native_id(owner)
+        waits[str(ident)] = entry
+    held = dict((str(ident), [_address(lock) for lock in locks])
+                for ident, locks in _holds.items())
+    cycles = [[_native_id(thread) for thread in cycle] for cycle in _cycles]
+    return {"waits": waits, "held_locks": held, "deadlocks": cycles}
 
 
 def _ident():
@@ -216,6 +270,8 @@ def _snapshot():
         document["calls"] = _expected_calls
     if _returned_calls:
         document["returned_calls"] = _returned_calls
+    if _waits or _holds or _cycles:
+        document.update(_diagnosis(me))
     document.update(_sections)
     return document
 

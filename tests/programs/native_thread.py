@@ -10,6 +10,7 @@ def main():
         groundtruth.skip(path, "no ctypes or pthread_create failed")
     groundtruth.start(path, blockers=1)
     lock = groundtruth.held_lock()
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()
 

@@ -4,5 +4,6 @@ import groundtruth
 
 
 def función_ñ(lock):
+    groundtruth.expect_wait("lock", lock, owner="self")
     groundtruth.announce_blocking()
     lock.acquire()  # held: never returns

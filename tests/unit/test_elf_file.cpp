@@ -1,11 +1,14 @@
 // ElfFile against real binaries of this machine (Debian's static-libpython python3.11 and, when
-// present, pyenv's libpython3.11.so), compared with readelf's view; plus truncated and corrupted
-// images, which must yield errors, never crashes.
+// present, pyenv's libpython3.11.so), compared with readelf's view; plus truncated copies, which
+// must be refused when their ELF header is cut and otherwise read as a prefix of the whole file
+// (nothing it lacks, errors past the cut), and corrupted images, which must never crash.
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -259,18 +262,133 @@ TEST(ElfFileErrors, EmptyTextAndDirectoryAreInvalidInput) {
   EXPECT_FALSE(ElfFile::from_image({}, "nothing"));
 }
 
-TEST(ElfFileRobustness, TruncatedCopiesNeverCrash) {
-  for (const std::string& path : {std::string(kDebianPython), pyenv_libpython()}) {
-    if (!fs::exists(path)) continue;
-    const auto whole = read_whole(path);
-    TempDir dir;
-    for (size_t size : {size_t{1}, size_t{4}, size_t{16}, size_t{63}, size_t{64}, size_t{100},
-                        size_t{4096}, size_t{65536}, whole.size() / 2, whole.size() - 1}) {
-      const std::string cut = dir.file("cut", std::span(whole).first(size));
-      auto file = ElfFile::open(cut);
-      if (file) exercise(**file);
+// What a copy of `whole` (whose bytes are `bytes`) cut to `size` bytes must yield once it opens:
+// the same header fields, a prefix of its load segments (all of them once the program headers are
+// in the copy), a build-id only when it is the whole's (and the whole's once the notes are in),
+// only symbols the whole has, at the same places, and reads that give the whole's bytes where the
+// copy holds them and errors past its end, never bytes from elsewhere.
+void expect_prefix_of(const ElfFile& file, const ElfFile& whole, std::span<const std::byte> bytes,
+                      size_t size, uint64_t program_headers_end) {
+  EXPECT_EQ(file.file_size(), size);
+  EXPECT_EQ(file.type(), whole.type());
+  EXPECT_EQ(file.machine(), whole.machine());
+
+  const std::vector<LoadSegment>& segments = file.load_segments();
+  ASSERT_LE(segments.size(), whole.load_segments().size());
+  if (size >= program_headers_end) {
+    EXPECT_EQ(segments.size(), whole.load_segments().size());
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const LoadSegment& want = whole.load_segments()[i];
+    EXPECT_EQ(segments[i].vaddr, want.vaddr) << "segment " << i;
+    EXPECT_EQ(segments[i].memsz, want.memsz) << "segment " << i;
+    EXPECT_EQ(segments[i].file_offset, want.file_offset) << "segment " << i;
+    EXPECT_EQ(segments[i].filesz, want.filesz) << "segment " << i;
+    EXPECT_EQ(segments[i].flags, want.flags) << "segment " << i;
+  }
+
+  if (file.build_id() || size >= whole.notes_end()) {
+    EXPECT_EQ(file.build_id(), whole.build_id());
+  }
+  if (auto notes = file.notes(); !notes) {
+    EXPECT_EQ(notes.error().kind, ErrorKind::kCorrupt);
+  }
+
+  for (const char* name : {"_PyRuntime", "main", "bytearray_length", "Py_Initialize"}) {
+    const auto found = file.find_symbol(name);
+    if (!found) continue;
+    const auto want = whole.find_symbol(name);
+    ASSERT_TRUE(want) << name << " found in the copy only";
+    EXPECT_EQ(found->value, want->value) << name;
+    EXPECT_EQ(found->size, want->size) << name;
+    EXPECT_EQ(found->type, want->type) << name;
+    if (const auto at = file.symbol_at(found->value); at) {
+      const auto whole_at = whole.symbol_at(found->value);
+      ASSERT_TRUE(whole_at) << name;
+      EXPECT_EQ(at->value, whole_at->value) << name;
     }
   }
+
+  std::array<std::byte, 64> buffer{};
+  for (const LoadSegment& segment : segments) {
+    if (segment.filesz < buffer.size()) continue;
+    for (uint64_t into : {uint64_t{0}, segment.filesz / 2, segment.filesz - buffer.size()}) {
+      const uint64_t offset = segment.file_offset + into;
+      auto read = file.read_vaddr(segment.vaddr + into, buffer);
+      if (offset + buffer.size() <= size) {
+        ASSERT_TRUE(read) << read.error().describe();
+        EXPECT_EQ(std::memcmp(buffer.data(), bytes.data() + offset, buffer.size()), 0)
+            << "the bytes at vaddr 0x" << std::hex << segment.vaddr + into;
+      } else {
+        ASSERT_FALSE(read) << "read 64 bytes at file offset " << offset << " of a copy of " << size;
+        EXPECT_EQ(read.error().kind, ErrorKind::kCorrupt);
+      }
+    }
+  }
+  std::array<std::byte, 1> last{};
+  ASSERT_TRUE(file.read_file_offset(size - 1, last));
+  EXPECT_EQ(last[0], bytes[size - 1]);
+  auto past_end = file.read_file_offset(size, last);
+  ASSERT_FALSE(past_end);
+  EXPECT_EQ(past_end.error().kind, ErrorKind::kNotFound);
+  exercise(file);
+}
+
+TEST(ElfFileRobustness, TruncatedCopiesNeverCrash) {
+  size_t binaries = 0;
+  for (const std::string& path : {std::string(kDebianPython), pyenv_libpython()}) {
+    if (!fs::exists(path)) continue;
+    ++binaries;
+    SCOPED_TRACE(path);
+    const auto bytes = read_whole(path);
+    ASSERT_GE(bytes.size(), sizeof(Elf64_Ehdr));
+    Elf64_Ehdr header;
+    std::memcpy(&header, bytes.data(), sizeof header);
+    const uint64_t program_headers_end = header.e_phoff + uint64_t{header.e_phnum} * header.e_phentsize;
+
+    // The untruncated file, which every copy is compared with: it opens whole, with its
+    // segments, build-id, sections and symbols.
+    auto opened = ElfFile::open(path);
+    ASSERT_TRUE(opened) << opened.error().describe();
+    const ElfFile& whole = **opened;
+    EXPECT_EQ(whole.file_size(), bytes.size());
+    ASSERT_FALSE(whole.load_segments().empty());
+    ASSERT_TRUE(whole.build_id());
+    ASSERT_GT(whole.notes_end(), 0u);
+    ASSERT_TRUE(whole.section_address(".text"));
+    const auto runtime = whole.find_symbol("_PyRuntime");
+    ASSERT_TRUE(runtime);
+    EXPECT_EQ(runtime->type, STT_OBJECT);
+    const auto at = whole.symbol_at(runtime->value);
+    ASSERT_TRUE(at);
+    EXPECT_EQ(at->name, "_PyRuntime");
+    expect_prefix_of(whole, whole, bytes, bytes.size(), program_headers_end);
+
+    TempDir dir;
+    size_t opened_copies = 0;
+    for (size_t size : {size_t{1}, size_t{4}, size_t{16}, size_t{63}, size_t{64}, size_t{100},
+                        size_t{4096}, size_t{65536}, bytes.size() / 2, bytes.size() - 1}) {
+      SCOPED_TRACE("cut to " + std::to_string(size) + " of " + std::to_string(bytes.size()) + " bytes");
+      const std::string cut = dir.file("cut", std::span(bytes).first(size));
+      auto file = ElfFile::open(cut);
+      if (size < sizeof(Elf64_Ehdr)) {
+        // Not even the ELF header: refused (libelf will not map it, or it is no ELF file), in one
+        // line that names the file.
+        ASSERT_FALSE(file);
+        EXPECT_TRUE(file.error().kind == ErrorKind::kInvalidInput || file.error().kind == ErrorKind::kIo)
+            << file.error().describe();
+        EXPECT_NE(file.error().message.find(cut), std::string::npos) << file.error().message;
+        EXPECT_EQ(file.error().message.find('\n'), std::string::npos);
+        continue;
+      }
+      // The header is whole: the copy opens, as the first pages of a mapping must.
+      ASSERT_TRUE(file) << file.error().describe();
+      ++opened_copies;
+      expect_prefix_of(**file, whole, bytes, size, program_headers_end);
+    }
+    EXPECT_EQ(opened_copies, 6u);
+  }
+  if (binaries == 0) GTEST_SKIP() << kDebianPython << " and " << pyenv_libpython() << " are not installed";
 }
 
 TEST(ElfFileRobustness, CorruptedImagesNeverCrash) {
