@@ -86,7 +86,7 @@ def problems(corpus, scenarios, directories):
         on_disk = set(name[:-len(".core.zst")] for name in os.listdir(os.path.join(corpus, interpreter))
                       if name.endswith(".core.zst"))
         for scenario in sorted(set(scenarios) - listed):
-            found.append("%s/%s: no manifest entry (present, skip or expected_failure)"
+            found.append("%s/%s: no manifest entry (present, skip, expected_failure or legacy_truth)"
                          % (interpreter, scenario))
         for scenario in sorted(on_disk - listed):
             found.append("%s/%s: stored but not in the manifest" % (interpreter, scenario))

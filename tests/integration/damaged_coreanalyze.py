@@ -74,8 +74,23 @@ def layout_text(text):
     return "\n".join(kept)
 
 
+def sources_text(text):
+    """Only the source lines under the `File` lines gone (and their caret lines)."""
+    kept = []
+    for line in text.split("\n"):
+        if line.startswith("    ") and kept and (kept[-1] is None or kept[-1].startswith("  File ")):
+            kept.append(None)
+            continue
+        kept.append(line)
+    return "\n".join(line for line in kept if line is not None)
+
+
 def nothing(_):
     return None
+
+
+def same(document):
+    return document
 
 
 # name -> (what it does to JSON, what it does to text); None: the output is dropped.
@@ -83,8 +98,13 @@ DAMAGES = {
     "names": (names_json, names_text),
     "functions": (functions_json, functions_text),
     "diagnosis": (diagnosis_json, diagnosis_text),
-    "layout": (lambda document: document, layout_text),
+    "layout": (same, layout_text),
     "stdout": (nothing, nothing),
+    # The same damages to the text alone: the text check must see them by itself.
+    "text-names": (same, names_text),
+    "text-functions": (same, functions_text),
+    "text-diagnosis": (same, diagnosis_text),
+    "text-sources": (same, sources_text),
 }
 
 

@@ -7,10 +7,12 @@ deleted, and must FAIL; the same checks against the real coreanalyze must pass (
 
 Checks and the damage each must catch:
   the corpus (test_corpus.py, one interpreter's entries): thread names and native ids deleted,
-      function names wrong, the diagnosis (blocked_on, held locks, deadlocks) removed, headers
-      and source lines removed, stdout dropped; an entry deleted; an entry not in the manifest
+      function names wrong, the diagnosis (blocked_on, held locks, deadlocks) removed (in the
+      JSON and the text, and in the text alone), headers and source lines removed, stdout
+      dropped; an entry deleted; an entry not in the manifest
   the example core (test_example.py): function names wrong, headers and source lines removed,
-      the diagnosis removed
+      the diagnosis removed, source lines alone removed (the example is read with its program
+      under --sysroot)
   hostile names (test_hostile_names.py): stdout and the page dropped, names deleted
 
 Exit status: 0 every damage was caught and every control passed, 1 otherwise, 77 zstd missing.
@@ -31,8 +33,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 # One interpreter's entries: a 3.11+ one, so qualnames, positions and lock owners are all there.
 CORPUS_INTERPRETER = "pyenv-3.12"
 
-CORPUS_DAMAGES = ("names", "functions", "diagnosis", "layout", "stdout")
-EXAMPLE_DAMAGES = ("functions", "layout", "diagnosis")
+CORPUS_DAMAGES = ("names", "functions", "diagnosis", "layout", "stdout", "text-names",
+                  "text-functions", "text-diagnosis")
+EXAMPLE_DAMAGES = ("functions", "layout", "diagnosis", "text-functions", "text-diagnosis",
+                   "text-sources")
 HOSTILE_DAMAGES = ("stdout", "names")
 
 

@@ -90,3 +90,38 @@ TEST(RecordedStacks, HostileCountsAndKindsAreRefused) {
   note[how_at] = std::byte{7};             // no such FrameHow
   EXPECT_FALSE(native::decode_native_stacks(note).has_value());
 }
+
+// The note's bytes are a format the committed snapshots (tests/corpus) are written in: a change
+// of layout must be seen here, not found later as snapshots that read differently. The golden
+// bytes are written out field by field from the format (native/recorded_stacks.cpp): per stack
+// the LWP (u64 LE), flags (u8, 1 = an end reason follows), the reason (NUL-terminated), the
+// frame count (u32 LE); per frame pc, sp, offset, module offset (u64 LE each), how (u8), flags
+// (u8, 1 = inlined), module and symbol (NUL-terminated).
+TEST(RecordedStacks, GoldenBytes) {
+  NativeStack stack;
+  stack.lwp = 0x0102;
+  stack.end_reason = "x";
+  stack.frames.push_back(NativeFrame{0x1122334455667788, 0x10, FrameHow::kCfi, "m", "f", 0x20,
+                                     0x30, true});
+  const std::vector<uint8_t> golden = {
+      0x02, 0x01, 0, 0, 0, 0, 0, 0,                    // lwp
+      0x01,                                            // flags: an end reason
+      'x', 0,                                          // the reason
+      0x01, 0, 0, 0,                                   // one frame
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // pc
+      0x10, 0, 0, 0, 0, 0, 0, 0,                       // sp
+      0x20, 0, 0, 0, 0, 0, 0, 0,                       // offset in the symbol
+      0x30, 0, 0, 0, 0, 0, 0, 0,                       // offset in the module
+      0x01,                                            // how: cfi
+      0x01,                                            // flags: inlined
+      'm', 0, 'f', 0};                                 // module, symbol
+  const std::vector<std::byte> note = native::encode_native_stacks({stack});
+  ASSERT_EQ(note.size(), golden.size());
+  for (size_t i = 0; i < golden.size(); ++i)
+    EXPECT_EQ(static_cast<uint8_t>(note[i]), golden[i]) << "byte " << i;
+  std::vector<std::byte> from_golden;
+  for (uint8_t byte : golden) from_golden.push_back(std::byte{byte});
+  const auto decoded = native::decode_native_stacks(from_golden);
+  ASSERT_TRUE(decoded.has_value());
+  expect_same({stack}, *decoded);
+}
