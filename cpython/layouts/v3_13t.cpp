@@ -149,6 +149,23 @@ extern const Layout kPython313t = [] {
                          &layout.callables.wrapper_descriptor_wrapped,
                          &layout.callables.exception_args})
     *field += 16;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj, Include/internal/
+  // pycore_genobject.h): offsetof() probes compiled against v3.13.15's headers configured with
+  // --disable-gil (the 32-byte header moves every field 16 bytes); tasks are registered in
+  // asyncio.tasks' WeakSets as in the default build; frame states and stacktop as in 3.13.
+  layout.asyncio.task_sets[0] = "_scheduled_tasks";
+  layout.asyncio.task_sets[1] = "_eager_tasks";
+  layout.asyncio.future_state = 112;
+  layout.asyncio.task_fut_waiter = 128;
+  layout.asyncio.task_coro = 136;
+  layout.asyncio.task_name = 144;
+  layout.asyncio.coroutine_frame = 88;  // cr_iframe
+  layout.asyncio.coroutine_frame_state = 83;
+  layout.asyncio.suspended_state_low = -2;
+  layout.asyncio.suspended_state_high = -1;
+  layout.asyncio.stack_top_model = StackTopModel::kIndexFromLocalsplus;
+  layout.asyncio.stack_top = 64;
+  layout.asyncio.function_closure = 88;
   // asyncio's reader follows these object fields, whose defaults are the 16-byte header's.
   for (int32_t* field : {&layout.asyncio.future_loop, &layout.asyncio.future_callback0,
                          &layout.asyncio.future_callbacks, &layout.asyncio.future_iter_future,

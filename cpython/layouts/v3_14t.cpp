@@ -159,6 +159,29 @@ extern const Layout kPython314t = [] {
                          &layout.callables.wrapper_descriptor_wrapped,
                          &layout.callables.exception_args})
     *field += 16;
+  // asyncio (Modules/_asynciomodule.c FutureObj_HEAD / TaskObj, Include/internal/
+  // pycore_genobject.h, pycore_tstate.h): offsetof() probes compiled against v3.14.7's headers
+  // configured with --disable-gil. Native tasks live in per-thread lists
+  // (_PyThreadStateImpl.asyncio_tasks_head at 880, PyInterpreterState.asyncio_tasks_head at
+  // 17632, TaskObj.task_node at 168; a process's .AsyncioDebug section wins when found), the sets
+  // hold only other tasks; frames keep a stackpointer (64) one past the top slot.
+  layout.asyncio.task_sets[0] = "_scheduled_tasks";
+  layout.asyncio.task_sets[1] = "_eager_tasks";
+  layout.asyncio.future_state = 120;
+  layout.asyncio.task_fut_waiter = 136;
+  layout.asyncio.task_coro = 144;
+  layout.asyncio.task_name = 152;
+  layout.asyncio.coroutine_frame = 88;  // cr_iframe
+  layout.asyncio.coroutine_frame_state = 83;
+  layout.asyncio.suspended_state_low = -2;
+  layout.asyncio.suspended_state_high = -1;
+  layout.asyncio.stack_top_model = StackTopModel::kPointerPastTop;
+  layout.asyncio.stack_top = 64;
+  layout.asyncio.function_closure = 88;
+  layout.asyncio.thread_tasks_head = 880;
+  layout.asyncio.interpreter_tasks_head = 17632;
+  layout.asyncio.thread_running_task = 872;
+  layout.asyncio.task_node = 168;
   // asyncio's reader follows these object fields, whose defaults are the 16-byte header's.
   for (int32_t* field : {&layout.asyncio.future_loop, &layout.asyncio.future_callback0,
                          &layout.asyncio.future_callbacks, &layout.asyncio.future_iter_future,

@@ -116,8 +116,12 @@ def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info
     text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"] + extra_args)
     if text.returncode != 0:
         return ["coreanalyze (text) exited %d" % text.returncode]
-    return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"),
-                                source_reader(interpreter))
+    read_lines = source_reader(interpreter)
+    if "--sysroot" in extra_args[:-1]:
+        # coreanalyze reads the sources under the root it is given: so does the comparison.
+        root = extra_args[extra_args.index("--sysroot") + 1]
+        read_lines = source_reader(interpreters.Interpreter("sysroot", None, root=root))
+    return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"), read_lines)
 
 
 def keep_for_debugging(workdir, label):

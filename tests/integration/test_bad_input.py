@@ -15,6 +15,7 @@ import select
 import argparse
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -174,7 +175,14 @@ def snapshot_checks(coreanalyze, workdir):
         problems.append("temporary files left: %s" % leftovers)
     checks.append(("--snapshot to a new file", problems))
 
-    for size in (4096, 20000):
+    # Cut past the program header table (its size depends on how many ranges the snapshot
+    # keeps), so the cut falls in the data: first soon after the table, then further on.
+    with open(core, "rb") as source:
+        header = source.read(64)
+    phoff, = struct.unpack_from("<Q", header, 32)
+    phentsize, phnum = struct.unpack_from("<HH", header, 54)
+    table_end = phoff + phentsize * phnum
+    for size in (max(4096, table_end + 1024), max(20000, table_end + 16384)):
         truncated = os.path.join(workdir, "truncated-%d.core" % size)
         with open(core, "rb") as source, open(truncated, "wb") as sink:
             sink.write(source.read(size))

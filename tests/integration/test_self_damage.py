@@ -9,7 +9,7 @@ Checks and the damage each must catch:
   the corpus (test_corpus.py, one interpreter's entries): thread names and native ids deleted,
       function names wrong, the diagnosis (blocked_on, held locks, deadlocks) removed (in the
       JSON and the text, and in the text alone), headers and source lines removed, stdout
-      dropped; an entry deleted; an entry not in the manifest
+      dropped, a wrong --python's exit code; an entry deleted; an entry not in the manifest
   the example core (test_example.py): function names wrong, headers and source lines removed,
       the diagnosis removed, source lines alone removed (the example is read with its program
       under --sysroot)
@@ -34,7 +34,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 CORPUS_INTERPRETER = "pyenv-3.12"
 
 CORPUS_DAMAGES = ("names", "functions", "diagnosis", "layout", "stdout", "text-names",
-                  "text-functions", "text-diagnosis")
+                  "text-functions", "text-diagnosis", "exit-code")
 EXAMPLE_DAMAGES = ("functions", "layout", "diagnosis", "text-functions", "text-diagnosis",
                    "text-sources")
 HOSTILE_DAMAGES = ("stdout", "names")
