@@ -83,11 +83,22 @@ std::string format_process_facts(const cpython::ProcessInfo& process,
   if (process.parent_pid) parts.push_back(fmt::format("parent PID {}", *process.parent_pid));
   if (process.uid) parts.push_back(fmt::format("UID {}", *process.uid));
   if (process.gid) parts.push_back(fmt::format("GID {}", *process.gid));
-  if (process.state) parts.push_back(fmt::format("state {}", *process.state));
-  if (process.signal_info) {
-    parts.push_back("signal " + describe_signal(*process.signal_info));
-  } else if (process.signal) {
-    parts.push_back(fmt::format("signal {} ({})", signal_name(*process.signal), *process.signal));
+  // State t is a tracing stop: a debugger held the process when the core was written. With a
+  // SIGSTOP as the core's signal, that stop is the debugger's attach (gdb's gcore records it),
+  // not something the program received; whether the program was stopped before, the core
+  // cannot tell.
+  const int signal_number = process.signal_info ? process.signal_info->number
+                                                 : process.signal.value_or(0);
+  if (process.state == 't' && signal_number == SIGSTOP) {
+    parts.push_back("state t (traced): stopped by the debugger that wrote this core, whose "
+                    "SIGSTOP is its attach, not the program's");
+  } else {
+    if (process.state) parts.push_back(fmt::format("state {}", *process.state));
+    if (process.signal_info) {
+      parts.push_back("signal " + describe_signal(*process.signal_info));
+    } else if (process.signal) {
+      parts.push_back(fmt::format("signal {} ({})", signal_name(*process.signal), *process.signal));
+    }
   }
   std::string text;
   if (!parts.empty()) {

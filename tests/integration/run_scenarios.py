@@ -124,6 +124,25 @@ def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info
     return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"), read_lines)
 
 
+def check_stop_sentence(coreanalyze, core, interpreter, kind):
+    """The text's process line says why the process stopped as the test knows it: this test's
+    kill(SIGABRT) for a kernel core; for gdb's gcore, the debugger's own attach (state t and its
+    SIGSTOP), never a signal "sent by the kernel" to the program."""
+    text = run_coreanalyze(coreanalyze, core, interpreter, ["--no-color"]).stdout.decode(
+        "utf-8", "replace")
+    facts = next((line for line in text.splitlines() if line.startswith("Parent PID")), "")
+    if kind == "kernel":
+        want, wrong = "signal SIGABRT (6), sent by kill() from PID %d" % os.getpid(), None
+    else:
+        want, wrong = "state t (traced): stopped by the debugger that wrote this core", "sent by"
+    problems = []
+    if want not in facts:
+        problems.append("process line %r lacks %r" % (facts, want))
+    if wrong and wrong in facts:
+        problems.append("process line %r names a sender of the debugger's stop" % facts)
+    return problems
+
+
 def keep_for_debugging(workdir, label):
     kept = tempfile.mkdtemp(prefix="hangpy-failed-%s-" % label)
     for name in os.listdir(workdir):
@@ -228,6 +247,8 @@ def run_case(coreanalyze, interpreter, scenario, kind):
                               signal_info=expected_signal(kind))
         if not problems:
             problems = check_source_views(coreanalyze, core, interpreter, truth)
+        if not problems:
+            problems = check_stop_sentence(coreanalyze, core, interpreter, kind)
         if problems and os.environ.get("HANGPY_KEEP_CORES") == "1":
             problems.append("kept core and ground truth in %s"
                             % keep_for_debugging(workdir, scenario))
