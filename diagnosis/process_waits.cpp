@@ -91,7 +91,9 @@ void name_opened_path(const Context& context, ThreadDiagnosis& thread) {
   blocked.what = fmt::format("{} of {}", thread.syscall_name, printable(*path));
 }
 
-// The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
+// The waits a worker loop makes for its next piece of work (a lock or a collective is never that;
+// nor is a write: a writer blocks because its reader does not read, a queue's feeder thread with
+// a full pipe among them, which has work in hand).
 bool idle_wait(WaitKind kind) {
   switch (kind) {
     case WaitKind::kQueue:
@@ -103,7 +105,6 @@ bool idle_wait(WaitKind kind) {
     case WaitKind::kRead:
     case WaitKind::kSleep:
     case WaitKind::kSyscall:
-    case WaitKind::kWrite:
       return true;
     default:
       return false;

@@ -145,7 +145,11 @@ def check_gil(report, text, version, native):
 
 MISC_WAITS = {"queue-get": "queue", "semaphore-acquire": "semaphore", "condition-wait": "condition",
               "sleep": "sleep", "socket-recv": "socket", "select": "select",
-              "process-queue-get": "process_queue", "barrier-wait": "barrier"}
+              "process-queue-get": "process_queue", "barrier-wait": "barrier",
+              "pipe-write": "write", "QueueFeederThread": "write"}
+# Threads blocked writing to a reader that does not read: they have work in hand, never "idle"
+# (a queue's feeder thread is a work loop, idle only while it waits for something to send).
+BUSY_WRITERS = ("pipe-write", "QueueFeederThread")
 
 
 def check_misc_waits(report, text, version):
@@ -154,6 +158,14 @@ def check_misc_waits(report, text, version):
         if name == "barrier-wait" and version < (3, 2):
             continue
         report.expect_blocked(name, kind, None, problems)
+    for name in BUSY_WRITERS:
+        thread = report.by_name.get(name)
+        if thread is not None and thread["state"].get("idle"):
+            problems.append("%s: called idle (waiting for work) while it blocks writing (%s)"
+                            % (name, thread["blocked_on"]["description"]))
+        if name in text and "idle" in "".join(line for line in text.split("\n\n")
+                                               if '"%s"' % name in line):
+            problems.append("%s: the text calls it idle" % name)
     report.expect_blocked("MainThread", "join", "queue-get", problems)
     return problems
 
