@@ -40,6 +40,22 @@ bool in_exit(const std::vector<cpython::PythonFrame>& frames) {
   return false;
 }
 
+// Why the exit waits for the thread it joins, from what the facts say: threading's exit joins the
+// threads that are no daemons; multiprocessing's finalizers also join a queue's feeder thread,
+// a daemon, which must first write what was put on the queue (to a pipe someone must read).
+std::string exit_join_reason(const Context& context, const ProcessDiagnosis& result, size_t index) {
+  const BlockedOn& blocked = result.threads[index].blocked_on;
+  const bool joins_daemon = blocked.owner && *blocked.owner < result.threads.size() &&
+                            result.threads[*blocked.owner].daemon == true;
+  if (!joins_daemon) return "at exit: a thread that is not a daemon must end first";
+  for (const cpython::PythonFrame& frame : context.stacks.threads[index].frames) {
+    if (frame.function == "_finalize_join" && std::string_view(frame.file).ends_with("/multiprocessing/queues.py"))
+      return "at exit: multiprocessing flushes a queue; its feeder thread (a daemon) must first write "
+             "what was put on it";
+  }
+  return "at exit: a finalizer joins this daemon thread";
+}
+
 // A thread in the interpreter's exit: a wait threading's exit makes that names no thread (3.13 on
 // joins in C, on a futex of its own) is for the threads that are no daemons, which are named.
 void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t index) {
@@ -60,7 +76,7 @@ void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t ind
       }
     }
   }
-  if (blocked.kind == WaitKind::kJoin) blocked.detail = "at exit: a thread that is not a daemon must end first";
+  if (blocked.kind == WaitKind::kJoin) blocked.detail = exit_join_reason(context, result, index);
   else if (blocked.kind == WaitKind::kChildProcess) blocked.detail = "at exit: a child that is not a daemon must end first";
   else blocked.detail = (blocked.detail.empty() ? "" : blocked.detail + ", ") + "at exit";
 }

@@ -6,7 +6,10 @@ on real processes (tests/programs/cannot_exit.py writes the cause before the scr
   thread is blocked on "the end of thread "worker" (LWP n) (at exit: ...)", kind join, its owner
   that thread (2.7's _exitfunc joins it; 3.x waits on its _tstate_lock; 3.13 on joins in C);
 - `process` (3.4 on): multiprocessing's exit joins its child, which is no daemon: "child process
-  N (at exit: ...)", kind child_process, child_pid N.
+  N (at exit: ...)", kind child_process, child_pid N;
+- `feeder`: multiprocessing's exit joins a queue's feeder thread, a daemon blocked writing what
+  was put on a queue nobody reads: kind join, that thread, and a reason that says so (never
+  "a thread that is not a daemon", which would contradict its daemon flag).
 
 Each by --pid and from a gcore core. Exit status: 0 passed, 1 failed, 77 none installed.
 """
@@ -44,11 +47,15 @@ def check(document, mode, truth):
     problems = []
     if "(at exit: " not in description:
         problems.append("the main thread's wait does not say it is the exit's: %r" % description)
-    if mode == "thread":
+    if mode in ("thread", "feeder"):
         if blocked.get("kind") != "join" or 'the end of thread "%s"' % truth["worker"] not in description:
             problems.append("blocked on %r, expected the end of thread %r" % (blocked, truth["worker"]))
         if truth.get("worker_native_id") and blocked.get("owner_native_thread_id") != truth["worker_native_id"]:
             problems.append("owner LWP %r, expected %r" % (blocked.get("owner_native_thread_id"), truth["worker_native_id"]))
+        if truth.get("daemon") and "not a daemon" in description:
+            problems.append("the reason contradicts the joined thread's daemon flag: %r" % description)
+        if mode == "feeder" and "feeder thread (a daemon) must first write" not in description:
+            problems.append("the reason does not say the queue's feeder must write first: %r" % description)
     elif blocked.get("kind") != "child_process" or blocked.get("child_pid") != truth["child_pid"]:
         problems.append("blocked on %r, expected child process %d" % (blocked, truth["child_pid"]))
     return problems
@@ -81,7 +88,7 @@ def main():
     for name, interpreter in interpreters.each_installed(args.interpreter or NAMES, results):
         workdir = run_scenarios.scenario_workdir(interpreter, "hangpy-exit-")
         try:
-            for mode in ("thread", "process"):
+            for mode in ("thread", "process", "feeder"):
                 if mode == "process" and name == "pyenv-2.7":
                     results.report("SKIP", "%s: process" % name, ["multiprocessing contexts need Python 3.4"])
                     continue

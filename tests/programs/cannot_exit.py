@@ -3,9 +3,13 @@ interpreter's exit waits, as it must, for what is not a daemon:
 
     python cannot_exit.py thread TRUTH_JSON   a thread "worker" waiting on an Event nobody sets
     python cannot_exit.py process TRUTH_JSON  a multiprocessing child (3.4 on) waiting for ever
+    python cannot_exit.py feeder TRUTH_JSON   a multiprocessing Queue nobody reads, holding more
+                                              than its pipe takes: multiprocessing's exit joins
+                                              the queue's feeder thread (a daemon), which blocks
+                                              writing
 
 TRUTH_JSON, written before the script's end: {"pid", "worker" (the thread's name) or
-"child_pid", "worker_native_id" (3.8 on)}."""
+"child_pid", "worker_native_id" (3.8 on), "daemon" (the worker's daemon flag)}."""
 import os
 import sys
 import threading
@@ -32,6 +36,20 @@ def main():
         child = multiprocessing.get_context("fork").Process(target=wait_for_ever)
         child.start()
         groundtruth.write_json(truth_path, {"pid": os.getpid(), "child_pid": child.pid})
+    elif mode == "feeder":
+        import multiprocessing
+        unread = multiprocessing.Queue()
+        unread.put(b"x" * (1 << 20))  # more than a pipe holds: the feeder blocks writing it
+        feeder = None
+        for _ in range(200):
+            feeder = next((t for t in threading.enumerate() if t.name == "QueueFeederThread"), None)
+            if feeder is not None:
+                break
+            time.sleep(0.05)
+        groundtruth.write_json(truth_path, {
+            "pid": os.getpid(), "worker": feeder.name, "daemon": feeder.daemon,
+            "worker_native_id": getattr(feeder, "native_id", None)})
+        globals()["kept_queue"] = unread  # not collected before the exit's finalizers run
     # The script ends here; the interpreter's exit waits for the worker or the child.
 
 
