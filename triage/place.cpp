@@ -15,10 +15,26 @@ bool is_library_file(std::string_view path) {
          path.find("/dist-packages/") != std::string_view::npos || path.starts_with("<frozen");
 }
 
+namespace {
+
+// multiprocessing's child starts its own life in BaseProcess._bootstrap, called from the fork in
+// Popen._launch: the frames outside it are its parent's, inherited through fork (the parent's
+// `p.start()` line), not where the child is.
+bool starts_forked_child(const Frame& frame) {
+  const std::string_view function(frame.function);
+  return (function == "_bootstrap" || function.ends_with("._bootstrap")) &&
+         std::string_view(frame.file).ends_with("/multiprocessing/process.py");
+}
+
+}  // namespace
+
 std::optional<Place> place_of(const std::vector<Frame>& stack) {
   std::vector<size_t> python;  // indices of the Python frames, outermost first
-  for (size_t i = 0; i < stack.size(); ++i)
-    if (stack[i].kind == Frame::Kind::kPython) python.push_back(i);
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (stack[i].kind != Frame::Kind::kPython) continue;
+    if (starts_forked_child(stack[i])) python.clear();  // the parent's frames are not its place
+    python.push_back(i);
+  }
   if (python.empty()) {
     if (stack.empty()) return std::nullopt;
     const Frame& innermost = stack.back();

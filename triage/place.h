@@ -23,7 +23,9 @@ bool is_library_file(std::string_view path);
 
 // The innermost Python frame outside the libraries, named by the function it calls (the next
 // frame in, library or not) or its own when it is innermost; the innermost Python frame when all
-// are library frames; for native frames only, the innermost one. Absent for an empty stack.
+// are library frames; for native frames only, the innermost one. Absent for an empty stack. In a
+// multiprocessing child forked from its parent, only the frames from BaseProcess._bootstrap in
+// count: those outside it are the parent's, inherited through fork.
 std::optional<Place> place_of(const std::vector<Frame>& stack);
 
 // "`all_reduce` at train.py:88" (file by its base name), "`futex_wait` in libc.so.6".

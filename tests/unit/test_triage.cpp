@@ -332,6 +332,27 @@ TEST(TriagePlace, NamesTheCallFromTheUsersOwnCode) {
   EXPECT_EQ(format_place(*place_of(library_only)), "`Condition.wait` at threading.py:320");
 }
 
+// A multiprocessing child forked by `p.start()` keeps its parent's frames outside
+// BaseProcess._bootstrap (the stacks of a real fork child, pyenv's 3.12.1): its place is in its
+// own frames, the target it runs, never the parent's `start` call.
+TEST(TriagePlace, AForkedChildIsPlacedInItsOwnFramesNotItsParentsStart) {
+  const std::string lib = "/root/.pyenv/versions/3.12.1/lib/python3.12/multiprocessing/";
+  std::vector<Frame> inherited = {
+      {Frame::Kind::kPython, "<module>", "/job/feed.py", 7},
+      {Frame::Kind::kPython, "BaseProcess.start", lib + "process.py", 121},
+      {Frame::Kind::kPython, "Process._Popen", lib + "context.py", 224},
+      {Frame::Kind::kPython, "Popen._launch", lib + "popen_fork.py", 71},
+      {Frame::Kind::kPython, "BaseProcess._bootstrap", lib + "process.py", 314},
+      {Frame::Kind::kPython, "BaseProcess.run", lib + "process.py", 108},
+      {Frame::Kind::kPython, "child", "/job/feed.py", 3},
+      {Frame::Kind::kPython, "Queue.put", lib + "queues.py", 94}};
+  EXPECT_EQ(format_place(*place_of(inherited)), "`Queue.put` at feed.py:3");
+  // At its exit, in the library alone: the innermost frame, still not the parent's line 7.
+  std::vector<Frame> exiting(inherited.begin(), inherited.begin() + 5);
+  exiting.push_back({Frame::Kind::kPython, "_exit_function", lib + "util.py", 360});
+  EXPECT_EQ(format_place(*place_of(exiting)), "`_exit_function` at util.py:360");
+}
+
 TEST(TriageMerge, NativeStacksWhenEveryProcessHasThem) {
   std::vector<ProcessRecord> records = job(2, {});
   for (ProcessRecord& record : records) {
