@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <unordered_set>
 
 #include "cpython/container_reader.h"
@@ -202,42 +201,47 @@ std::vector<uint64_t> LockReader::candidate_locks(const std::vector<cpython::Pyt
   std::unordered_set<uint64_t> globals_seen;
   std::vector<uint64_t> locks;
   const uint64_t header = header_size(layout);
-  std::function<void(uint64_t, int)> consider = [&](uint64_t object, int hops) {
-    if (object == 0 || locks.size() >= kMaxCandidates || !seen.insert(object).second) return;
-    bool reentrant = false;
-    if (is_lock_type(object, &reentrant)) {
-      locks.push_back(object);
-      return;
-    }
-    // An object that keeps a lock under one of the usual names (Condition, Queue, Semaphore).
-    auto type = objects_.type_name(object);
-    if (!type || *type == "str" || *type == "int" || *type == "NoneType" || *type == "function")
-      return;
+  auto consider = [&](uint64_t object) {
     // A closure's variable is a cell among the fast slots (ob_ref after the header), and
     // `lock.acquire()` compiled with LOAD_ATTR (before 3.7) leaves a bound C method on the value
-    // stack, its m_self the lock: one step through either, never further.
-    if ((*type == "cell" || *type == "builtin_function_or_method") && hops == 0) {
-      const uint64_t field = object + header + (*type == "cell" ? 0 : 8);
-      if (auto inner = cpython::read_pointer(memory, field); inner && *inner) consider(*inner, 1);
+    // stack, its m_self the lock: the second pass looks one step through either, never further.
+    for (int step = 0; step < 2; ++step) {
+      if (object == 0 || locks.size() >= kMaxCandidates || !seen.insert(object).second) return;
+      bool reentrant = false;
+      if (is_lock_type(object, &reentrant)) {
+        locks.push_back(object);
+        return;
+      }
+      auto type = objects_.type_name(object);
+      if (!type || *type == "str" || *type == "int" || *type == "NoneType" || *type == "function")
+        return;
+      if (*type == "cell" || *type == "builtin_function_or_method") {
+        if (step > 0) return;
+        auto inner = cpython::read_pointer(memory, object + header + (*type == "cell" ? 0 : 8));
+        if (!inner) return;
+        object = *inner;
+        continue;
+      }
+      // An object that keeps a lock under one of the usual names (Condition, Queue, Semaphore).
+      for (std::string_view attribute : kLockAttributes) {
+        auto value = attributes.get(object, attribute);
+        if (value && *value && seen.insert(*value).second && is_lock_type(*value, &reentrant))
+          locks.push_back(*value);
+      }
       return;
-    }
-    for (std::string_view attribute : kLockAttributes) {
-      auto value = attributes.get(object, attribute);
-      if (value && *value && seen.insert(*value).second && is_lock_type(*value, &reentrant))
-        locks.push_back(*value);
     }
   };
   for (const cpython::PythonThread& thread : threads) {
     for (size_t f = 0; f < thread.frames.size() && f < kFramesForCandidates; ++f) {
       const cpython::PythonFrame& frame = thread.frames[f];
-      for (uint64_t value : value_stack(frame)) consider(value, 0);
+      for (uint64_t value : value_stack(frame)) consider(value);
       if (layout.frame.localsplus != kAbsent) {
         // The fast slots just below the value stack: locals, arguments, cells.
         const uint64_t slots = frame.address + static_cast<uint64_t>(layout.frame.localsplus);
         for (size_t i = 0; i < 16; ++i) {
           auto value = cpython::read_pointer(memory, slots + 8 * i);
           if (!value) break;
-          consider(*value & ~layout.frame.stack_ref_tag_mask, 0);
+          consider(*value & ~layout.frame.stack_ref_tag_mask);
         }
       }
       if (layout.variables.frame_globals == kAbsent) continue;
