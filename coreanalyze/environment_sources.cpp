@@ -79,7 +79,7 @@ void add_program_labels(report::ProcessEnvironment& environment, const cpython::
   const std::map<std::string, std::string> now =
       cpython::read_environment_now(target.memory(), stacks, report::is_label_variable);
   const cpython::JobIndexes indexes = cpython::read_job_indexes(analyzed.memory(), stacks);
-  report::add_runtime_labels(environment, now, indexes.spawn_index, indexes.dataloader_worker_id);
+  report::add_runtime_labels(environment, now, indexes);
 }
 
 }  // namespace hangpy::coreanalyze

@@ -103,6 +103,13 @@ JobIndexes read_job_indexes(const AddressSpace& memory, const ProcessStacks& sta
   indexes.spawn_index = int_local(memory, *stacks.layout, stacks, "torch/multiprocessing/spawn.py", "_wrap", "i");
   indexes.dataloader_worker_id =
       int_local(memory, *stacks.layout, stacks, "torch/utils/data/_utils/worker.py", "_worker_loop", "worker_id");
+  // -1 (its default) means "from the environment": only a real size counts.
+  indexes.group_world_size = int_local(memory, *stacks.layout, stacks, "torch/distributed/distributed_c10d.py",
+                                       "init_process_group", "world_size");
+  if (indexes.group_world_size && *indexes.group_world_size < 1) indexes.group_world_size.reset();
+  indexes.spawn_nprocs =
+      int_local(memory, *stacks.layout, stacks, "torch/multiprocessing/spawn.py", "start_processes", "nprocs");
+  if (indexes.spawn_nprocs && *indexes.spawn_nprocs < 1) indexes.spawn_nprocs.reset();
   return indexes;
 }
 

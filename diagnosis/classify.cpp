@@ -74,10 +74,12 @@ constexpr std::array kKnownWaits = {
               "DDP's constructor: the broadcast of rank 0's module state"},
     KnownWait{"/torch/distributed/distributed_c10d.py", "_store_based_barrier", WaitKind::kCollective,
               "init_process_group's rendezvous: waiting for every rank to join"},
+    // The rank that hosts the TCPStore waits there for every other rank to connect, the others
+    // wait to reach it: the words hold for both.
     KnownWait{"/torch/distributed/rendezvous.py", "_create_c10d_store", WaitKind::kCollective,
-              "init_process_group's rendezvous: the TCPStore (waiting for MASTER_ADDR:MASTER_PORT)"},
+              "init_process_group's rendezvous: the TCPStore that every rank must connect to"},
     KnownWait{"/torch/distributed/rendezvous.py", "_env_rendezvous_handler", WaitKind::kCollective,
-              "init_process_group's rendezvous: the TCPStore (waiting for MASTER_ADDR:MASTER_PORT)"},
+              "init_process_group's rendezvous: the TCPStore that every rank must connect to"},
 };
 
 // Files whose frames a wait may pass through on its way to the one that names it.

@@ -110,7 +110,7 @@ std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const
 }
 
 void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::string, std::string>& now,
-                        std::optional<int64_t> spawn_index, std::optional<int64_t> dataloader_worker_id) {
+                        const cpython::JobIndexes& indexes) {
   bool changed = false;
   for (const auto& [name, value] : now) {
     if (!is_label_variable(name)) continue;
@@ -120,8 +120,10 @@ void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::str
     changed = true;
   }
   if (changed) environment.source = environment.source.empty() ? "os.environ" : environment.source + ", os.environ";
-  environment.spawn_index = spawn_index;
-  environment.dataloader_worker_id = dataloader_worker_id;
+  environment.spawn_index = indexes.spawn_index;
+  environment.dataloader_worker_id = indexes.dataloader_worker_id;
+  environment.group_world_size = indexes.group_world_size;
+  environment.spawn_nprocs = indexes.spawn_nprocs;
 }
 
 std::string format_process_labels(const cpython::ProcessInfo& process,
@@ -130,6 +132,7 @@ std::string format_process_labels(const cpython::ProcessInfo& process,
   std::map<std::string, std::optional<int64_t>> labels;
   for (auto& [name, value] : numeric_labels(environment.variables)) labels[name] = value;
   if (!labels["rank"]) labels["rank"] = environment.spawn_index;
+  if (!labels["world_size"]) labels["world_size"] = environment.group_world_size;
   std::vector<std::string> parts;
   if (auto rank = labels["rank"]) {
     parts.push_back(labels["world_size"] ? fmt::format("rank {} of {}", *rank, *labels["world_size"])
@@ -157,6 +160,10 @@ void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo
   // torch.multiprocessing.spawn's ranks have no RANK: the index spawn passed is what they use.
   if (labels["rank"].is_null() && environment.spawn_index) labels["rank"] = *environment.spawn_index;
   labels["spawn_index"] = environment.spawn_index ? nlohmann::json(*environment.spawn_index) : nullptr;
+  // A rank started without WORLD_SIZE: the size it gave init_process_group.
+  if (labels["world_size"].is_null() && environment.group_world_size)
+    labels["world_size"] = *environment.group_world_size;
+  labels["spawn_nprocs"] = environment.spawn_nprocs ? nlohmann::json(*environment.spawn_nprocs) : nullptr;
   labels["dataloader_worker_id"] =
       environment.dataloader_worker_id ? nlohmann::json(*environment.dataloader_worker_id) : nullptr;
   process_json["labels"] = std::move(labels);

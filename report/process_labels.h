@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpython/runtime_labels.h"
 #include "cpython/stacks.h"
 #include "cpython/target.h"
 
@@ -41,12 +42,16 @@ struct ProcessEnvironment {
   // id. os.environ's values are merged into `variables` (the program's, set at run time, win).
   std::optional<int64_t> spawn_index;
   std::optional<int64_t> dataloader_worker_id;
+  // How many ranks the job should have where WORLD_SIZE does not say: the world_size passed to
+  // init_process_group (a rank's "world_size" label then), the nprocs spawn started (a parent's).
+  std::optional<int64_t> group_world_size;
+  std::optional<int64_t> spawn_nprocs;
 };
 
 // Merges what the program knows now into `environment`: os.environ's label variables override
-// those of exec (the source then says so), and the spawn index and worker id are kept.
+// those of exec (the source then says so), and the indexes read from its frames are kept.
 void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::string, std::string>& now,
-                        std::optional<int64_t> spawn_index, std::optional<int64_t> dataloader_worker_id);
+                        const cpython::JobIndexes& indexes);
 
 // SLURMD_NODENAME (slurmd's name for the node, what `squeue` shows), else the system's name,
 // else the inherited HOSTNAME; nullopt when none is known.

@@ -124,6 +124,9 @@ nlohmann::json triage_document(const triage::Triage& triage) {
   return {{"hangpy_version", HANGPY_VERSION},
           {"verdict", triage.verdict.text},
           {"verdict_kind", kKinds[static_cast<int>(triage.verdict.kind)]},
+          {"absent_ranks", triage.verdict.absent_ranks},
+          {"world_size", triage.verdict.world_size > 0 ? nlohmann::json(triage.verdict.world_size)
+                                                       : nlohmann::json(nullptr)},
           {"native", triage.native},
           {"notes", triage.notes},
           {"processes", std::move(processes)},

@@ -68,6 +68,7 @@ ProcessLabels labels_from_json(const nlohmann::json& process) {
   labels.slurm_procid = integer_field(process, kSlurmProcid);
   labels.role = string_field(process, kRole);
   labels.dataloader_worker_id = integer_field(process, "dataloader_worker_id");
+  labels.spawn_nprocs = integer_field(process, "spawn_nprocs");
   return labels;
 }
 

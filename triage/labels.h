@@ -20,6 +20,7 @@ struct ProcessLabels {
   std::optional<int64_t> slurm_procid;  // SLURM_PROCID
   std::optional<std::string> role;      // "training rank", "DataLoader worker", ...; absent unknown
   std::optional<int64_t> dataloader_worker_id;  // a DataLoader worker's id (its worker_id)
+  std::optional<int64_t> spawn_nprocs;  // torch.multiprocessing.spawn's parent: processes started
 };
 
 // Reads the labels of a document's "process" object. Each field is looked up under

@@ -45,6 +45,9 @@ struct Verdict {
   // roles after. `text` is them joined with newlines, printed first.
   std::vector<std::string> lines;
   std::string text;
+  // Ranks of the job that no process triaged is (triage/absent.h), and the size they are of.
+  std::vector<int64_t> absent_ranks;
+  int64_t world_size = 0;
 };
 
 struct Triage {

@@ -1,5 +1,6 @@
 #include "triage/verdict.h"
 
+#include "triage/absent.h"
 #include "triage/differing_locals.h"
 
 #include <algorithm>
@@ -107,22 +108,6 @@ std::string cut_line(std::string line) {
   return line + " ...";
 }
 
-// The function a class's place calls when it is a torch.distributed collective, else "".
-std::string collective_of(const ClassPlace& where) {
-  static constexpr std::array<std::string_view, 17> kCollectives = {
-      "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
-      "reduce_scatter_tensor", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
-      "all_to_all", "all_to_all_single", "reduce", "gather", "scatter"};
-  if (!where.place) return "";
-  for (std::string_view name : kCollectives)
-    if (where.place->function == name) return where.place->function;
-  // A wait the diagnosis names as one (DDP's backward, a rendezvous) at a call of another name.
-  if (where.blocked_on && (where.blocked_on->starts_with("torch.distributed") || where.blocked_on->starts_with("DDP's") ||
-                           where.blocked_on->starts_with("init_process_group's")))
-    return where.place->function;
-  return "";
-}
-
 }  // namespace
 
 std::string process_name(const Triage& triage, int process) {
@@ -220,6 +205,23 @@ ClassPlace class_place(const Triage& triage, int class_index) {
   return {best, place_of(frames), shared_blocked_on(triage, cls, best), task};
 }
 
+std::string collective_of(const ClassPlace& where) {
+  static constexpr std::array<std::string_view, 17> kCollectives = {
+      "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+      "reduce_scatter_tensor", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
+      "all_to_all", "all_to_all_single", "reduce", "gather", "scatter"};
+  if (!where.place) return "";
+  for (std::string_view name : kCollectives)
+    if (where.place->function == name) return where.place->function;
+  // The rendezvous: it ends when every rank of the group has joined, as a collective does.
+  if (where.place->function == "init_process_group") return where.place->function;
+  // A wait the diagnosis names as one (DDP's backward, a rendezvous) at a call of another name.
+  if (where.blocked_on && (where.blocked_on->starts_with("torch.distributed") || where.blocked_on->starts_with("DDP's") ||
+                           where.blocked_on->starts_with("init_process_group's")))
+    return where.place->function;
+  return "";
+}
+
 std::string describe_class(const Triage& triage, int class_index, bool with_fraction) {
   const EquivalenceClass& cls = triage.classes[class_index];
   std::string text = describe_processes(triage, cls.processes);
@@ -249,11 +251,81 @@ std::string describe_class(const Triage& triage, int class_index, bool with_frac
 
 namespace {
 
+bool same_place(const std::optional<Place>& a, const std::optional<Place>& b) {
+  return a && b && a->function == b->function && a->file == b->file && a->line == b->line;
+}
+
+// Busy classes whose places are one line of the program and the call there: one group for the
+// verdict. What sets them apart lies below that line, in a library (rank 0 hosts the TCPStore in
+// the rendezvous the others wait in): a role, not a cause, and never what makes one odd.
+struct PlaceGroup {
+  std::vector<int> classes;    // largest first
+  std::vector<int> processes;  // ascending
+  std::optional<Place> place;
+};
+
+std::vector<PlaceGroup> place_groups(const Triage& triage, const std::vector<int>& busy) {
+  std::vector<PlaceGroup> groups;
+  for (int c : busy) {
+    std::optional<Place> place = class_place(triage, c).place;
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const PlaceGroup& g) { return same_place(g.place, place); });
+    if (group == groups.end()) group = groups.insert(groups.end(), PlaceGroup{{}, {}, place});
+    group->classes.push_back(c);
+    const std::vector<int>& members = triage.classes[c].processes;
+    group->processes.insert(group->processes.end(), members.begin(), members.end());
+  }
+  for (PlaceGroup& group : groups) std::sort(group.processes.begin(), group.processes.end());
+  std::stable_sort(groups.begin(), groups.end(), [](const PlaceGroup& a, const PlaceGroup& b) {
+    return a.processes.size() > b.processes.size();
+  });
+  return groups;
+}
+
+// A group as one line: one class as describe_class says it; several at one place, their
+// processes, the place, and what each class waits for below it where they differ.
+std::string describe_group(const Triage& triage, const PlaceGroup& group, bool with_fraction) {
+  if (group.classes.size() == 1) return describe_class(triage, group.classes.front(), with_fraction);
+  const EquivalenceClass& first = triage.classes[group.classes.front()];
+  std::string text = describe_processes(triage, group.processes);
+  if (with_fraction) text += fmt::format(" ({} of {})", group.processes.size(), processes_of_role(triage, first.role));
+  if (!is_plain_role(first.role) && text.find(*first.role) == std::string::npos) text += fmt::format(" [{}]", *first.role);
+  text += " in " + format_place(*group.place);
+  std::vector<std::pair<int, std::optional<std::string>>> waits;
+  std::set<std::optional<std::string>> distinct;
+  for (int c : group.classes) {
+    ClassPlace where = class_place(triage, c);
+    waits.emplace_back(c, where.blocked_on);
+    distinct.insert(where.blocked_on);
+  }
+  if (distinct.size() == 1) {
+    if (*distinct.begin()) text += ", waiting for " + **distinct.begin();
+    return text;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [c, blocked] : waits) {
+    parts.push_back(fmt::format("{} {}", describe_processes(triage, triage.classes[c].processes),
+                                blocked ? "waiting for " + *blocked : std::string("with another stack below it")));
+  }
+  return text + fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
+// "they wait in different collectives (...), which can never meet", whatever the groups' sizes.
+std::optional<std::string> collectives_never_meet(const Triage& triage, const PlaceGroup& a, const PlaceGroup& b) {
+  const ClassPlace a_where = class_place(triage, a.classes.front());
+  const ClassPlace b_where = class_place(triage, b.classes.front());
+  if (collective_of(a_where).empty() || collective_of(b_where).empty()) return std::nullopt;
+  if (same_place(a_where.place, b_where.place)) return std::nullopt;
+  return fmt::format("they wait in different collectives ({} and {}), which can never meet",
+                     format_place(*a_where.place), format_place(*b_where.place));
+}
+
 // The lines of one role: its odd groups first, then the majority, then the idle ones.
 void role_lines(Triage& triage, const std::optional<std::string>& role, bool first_role,
                 Verdict& verdict, std::vector<std::string>& lines, size_t& left_out) {
-  std::vector<int> busy, idle;  // largest first
-  for (int c : classes_of_role(triage, role)) (idle_class(triage, triage.classes[c]) ? idle : busy).push_back(c);
+  std::vector<int> busy_classes, idle;  // largest first
+  for (int c : classes_of_role(triage, role)) (idle_class(triage, triage.classes[c]) ? idle : busy_classes).push_back(c);
+  const std::vector<PlaceGroup> busy = place_groups(triage, busy_classes);
   const size_t total = processes_of_role(triage, role);
   size_t idle_count = 0;
   for (int c : idle) idle_count += triage.classes[c].processes.size();
@@ -264,45 +336,44 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
     }
     lines.push_back(cut_line(std::move(line)));
   };
+  auto mark_outlier = [&](const PlaceGroup& group) {
+    for (int c : group.classes) triage.classes[c].outlier = true;
+  };
   Verdict::Kind kind = Verdict::Kind::kAllAlike;
   // One group at work among idle ones is the odd one out.
   if (busy.size() == 1 && !idle.empty()) kind = Verdict::Kind::kOutliers;
   if (busy.size() > 1) {
-    kind = triage.classes[busy[0]].processes.size() > triage.classes[busy[1]].processes.size()
-               ? Verdict::Kind::kOutliers
-               : Verdict::Kind::kNoMajority;
+    kind = busy[0].processes.size() > busy[1].processes.size() ? Verdict::Kind::kOutliers
+                                                                : Verdict::Kind::kNoMajority;
   }
   if (first_role) verdict.kind = kind;
   if (kind == Verdict::Kind::kOutliers && busy.size() == 1) {
-    triage.classes[busy[0]].outlier = true;
-    add(fmt::format("{}: {}", triage.classes[busy[0]].processes.size() == 1 ? "the odd one out" : "the odd ones out",
-                    describe_class(triage, busy[0], false)));
+    mark_outlier(busy[0]);
+    add(fmt::format("{}: {}", busy[0].processes.size() == 1 ? "the odd one out" : "the odd ones out",
+                    describe_group(triage, busy[0], false)));
   } else if (kind == Verdict::Kind::kOutliers) {
-    for (size_t k = 1; k < busy.size(); ++k) triage.classes[busy[k]].outlier = true;
-    const size_t odd = total - idle_count - triage.classes[busy[0]].processes.size();
+    for (size_t k = 1; k < busy.size(); ++k) mark_outlier(busy[k]);
+    const size_t odd = total - idle_count - busy[0].processes.size();
     for (size_t k = 1; k < busy.size(); ++k)
-      add(fmt::format("{}: {}", odd == 1 ? "the odd one out" : "the odd ones out", describe_class(triage, busy[k], false)));
-    add(fmt::format("the other {}: {}", total - idle_count - odd, describe_class(triage, busy[0], false)));
+      add(fmt::format("{}: {}", odd == 1 ? "the odd one out" : "the odd ones out", describe_group(triage, busy[k], false)));
+    add(fmt::format("the other {}: {}", total - idle_count - odd, describe_group(triage, busy[0], false)));
     // Processes in two different collectives wait for each other forever.
-    const std::string majority_op = collective_of(class_place(triage, busy[0]));
-    const std::string odd_op = collective_of(class_place(triage, busy[1]));
-    if (!majority_op.empty() && !odd_op.empty()) {
-      const std::optional<Place> odd_place = class_place(triage, busy[1]).place;
-      const std::optional<Place> majority_place = class_place(triage, busy[0]).place;
-      if (odd_op != majority_op || odd_place->line != majority_place->line || odd_place->file != majority_place->file)
-        add(fmt::format("they wait in different collectives ({} and {}), which can never meet",
-                        format_place(*odd_place), format_place(*majority_place)));
-    }
+    if (auto never = collectives_never_meet(triage, busy[1], busy[0])) add(*never);
     // What the program's own variables say sets the (first) odd group apart.
-    if (std::optional<std::string> locals = differing_locals(triage, busy[1], busy[0])) add(*locals);
+    if (std::optional<std::string> locals = differing_locals(triage, busy[1].classes.front(), busy[0].classes.front()))
+      add(*locals);
   } else if (kind == Verdict::Kind::kNoMajority) {
     add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
-    for (int c : busy) add(describe_class(triage, c));
+    for (const PlaceGroup& group : busy) add(describe_group(triage, group, true));
+    if (busy.size() == 2) {
+      if (auto never = collectives_never_meet(triage, busy[0], busy[1])) add(*never);
+    }
   } else if (!busy.empty()) {
-    const size_t alike = triage.classes[busy[0]].processes.size();
-    add(alike > 1 ? fmt::format("all {} {}alike: {}", alike, is_plain_role(role) ? "processes " : "",
-                                describe_class(triage, busy[0], false))
-                  : describe_class(triage, busy[0], false));
+    const size_t alike = busy[0].processes.size();
+    const bool one_class = busy[0].classes.size() == 1;
+    add(alike > 1 ? fmt::format("all {} {}{}: {}", alike, is_plain_role(role) ? "processes " : "",
+                                one_class ? "alike" : "at one place", describe_group(triage, busy[0], false))
+                  : describe_group(triage, busy[0], false));
   }
   for (int c : idle) add(fmt::format("idle (waiting for work): {}", describe_class(triage, c, false)));
 }
@@ -335,6 +406,12 @@ Verdict decide_verdict(Triage& triage) {
   });
   std::vector<std::string> lines;
   size_t left_out = 0;
+  // Ranks that should be there and are not come first: what the others wait for ends there.
+  if (std::optional<AbsentRanks> absent = find_absent_ranks(triage)) {
+    lines.push_back(cut_line(describe_absent_ranks(triage, *absent)));
+    verdict.absent_ranks = absent->missing;
+    verdict.world_size = absent->world_size;
+  }
   for (size_t r = 0; r < roles.size(); ++r) role_lines(triage, roles[r], r == 0, verdict, lines, left_out);
   if (left_out > 0) lines.push_back(fmt::format("and {} more group{}", left_out, left_out == 1 ? "" : "s"));
   verdict.lines = lines;

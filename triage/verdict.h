@@ -31,6 +31,10 @@ struct ClassPlace {
 };
 ClassPlace class_place(const Triage& triage, int class_index);
 
+// The function a class's place calls when it is a torch.distributed collective (or a wait the
+// diagnosis names as one: DDP's backward, the rendezvous), else "".
+std::string collective_of(const ClassPlace& where);
+
 // "ranks 0-2,4-7 (7/8) in `all_reduce` at train.py:88 (blocked on: lock)"; the fraction of its
 // role's processes only `with_fraction`.
 std::string describe_class(const Triage& triage, int class_index, bool with_fraction = true);

@@ -90,9 +90,12 @@ def check_source_views(coreanalyze, core, interpreter, truth):
     return problems + compare.compare_context(report, read_lines, CONTEXT_LINES)
 
 
-def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info=None):
+def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info=None,
+               source_root=None):
     """Problems found comparing coreanalyze's JSON and text output with the ground truth;
-    `extra_args` go to both runs; `signal_info`: what process.signal_info must hold."""
+    `extra_args` go to both runs; `signal_info`: what process.signal_info must hold;
+    `source_root`: the directory coreanalyze sees as / when it is not this machine's (a chroot
+    it runs in), so the source lines expected are the ones it can read."""
     extra_args = list(extra_args)
     result = run_coreanalyze(coreanalyze, core, interpreter, ["--json"] + extra_args)
     stderr = result.stderr.decode("utf-8", "replace").strip()
@@ -121,6 +124,8 @@ def check_core(coreanalyze, core, interpreter, truth, extra_args=(), signal_info
         # coreanalyze reads the sources under the root it is given: so does the comparison.
         root = extra_args[extra_args.index("--sysroot") + 1]
         read_lines = source_reader(interpreters.Interpreter("sysroot", None, root=root))
+    elif source_root is not None:
+        read_lines = source_reader(interpreters.Interpreter("its root", None, root=source_root))
     return compare.compare_text(truth, text.stdout.decode("utf-8", "replace"), read_lines)
 
 

@@ -91,8 +91,10 @@ def entries(corpus):
     return found
 
 
-def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_only=False):
-    """Problems; `minor_only`: accept a python_version without the micro release."""
+def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_only=False,
+                source_root=None):
+    """Problems; `minor_only`: accept a python_version without the micro release;
+    `source_root`: where coreanalyze runs in a chroot, its root (the sources it can read)."""
     if not os.path.exists(truth_path):
         return ["no ground truth %s next to it" % os.path.basename(truth_path)]
     with open(truth_path) as truth_file:
@@ -103,7 +105,8 @@ def check_entry(coreanalyze, core, truth_path, workdir, extra_args=(), minor_onl
     try:
         # No sysroot, no binaries: everything must come from the snapshot.
         no_binaries = interpreters.Interpreter("corpus", None)
-        return run_scenarios.check_core(coreanalyze, plain, no_binaries, truth, extra_args)
+        return run_scenarios.check_core(coreanalyze, plain, no_binaries, truth, extra_args,
+                                        source_root=source_root)
     finally:
         os.remove(plain)
 

@@ -13,6 +13,11 @@
   that process as rank 1 (spawned ranks have no RANK in their environment: the index spawn passed
   them is their rank) and its place, the other 3 in
   `all_reduce`;
+- a rank that returns before init_process_group (job_missing_rank.py), 4 ranks under torchrun and
+  under torch.multiprocessing.spawn: the verdict's first line says rank 3 of 4 never joined and
+  ranks 0-2 wait for it in `init_process_group` at the program's line, as the program wrote
+  before it blocked (live, collected, and from snapshot cores alone); rank 0, which hosts the
+  TCPStore, is no odd one out;
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -56,6 +61,7 @@ TORCHRUN_RANKS, TORCHRUN_ODD = 8, 5
 SPAWN_RANKS, SPAWN_ODD = 4, 1
 DATALOADER_STUCK = 1
 DDP_RANKS, DDP_ODD = 3, 2
+MISSING_RANKS, MISSING_RANK = 4, 3
 GUNICORN_WORKERS, GUNICORN_HUNG = 3, 2
 PREFORK_STUCK = 2
 
@@ -326,6 +332,97 @@ def spawn_case(results, coreanalyze, workdir):
         job.kill()
 
 
+def gone_ranks(job):
+    """{rank: its ground truth} of the ranks that wrote they leave without joining."""
+    found = {}
+    for path in glob.glob(os.path.join(job.ready_dir, "*.gone")):
+        with open(path) as stream:
+            truth = json.load(stream)
+        found[truth["rank"]] = truth
+    return found
+
+
+def absent_rank_problems(document, job, present):
+    """The verdict's first line names the rank that never joined and the ranks waiting for it
+    (as each wrote before it blocked), no process is an odd one out for hosting the store, and
+    --json's absent_ranks and world_size say the same."""
+    if document is None:
+        return []
+    truths = {}
+    for path in glob.glob(os.path.join(job.ready_dir, "*.ready")):
+        with open(path) as stream:
+            truth = json.load(stream)
+        truths[truth["rank"]] = truth
+    gone = gone_ranks(job)
+    problems = []
+    if sorted(truths) != sorted(present) or not gone:
+        return ["ground truth: ranks ready %s, gone %s" % (sorted(truths), sorted(gone))]
+    world_size = set(truth["world_size"] for truth in list(truths.values()) + list(gone.values()))
+    waited_for = sorted(set(rank for truth in truths.values() for rank in truth["waits_for_ranks"]))
+    line = marker_line("job_missing_rank.py", "JOIN-WAITS")
+    absent = ",".join(str(rank) for rank in waited_for)
+    want = ("rank %s of %d never joined: ranks %d-%d wait for it in `init_process_group` at "
+            "job_missing_rank.py:%d; no process of rank %s is among the %d triaged"
+            % (absent, max(world_size), min(present), max(present), line, absent,
+               len(document["processes"])))
+    first = document["verdict"].splitlines()[0]
+    if first != want:
+        problems.append("first line %r, want %r" % (first, want))
+    if document.get("absent_ranks") != waited_for or document.get("world_size") != max(world_size):
+        problems.append("absent_ranks %r, world_size %r; want %r of %d"
+                        % (document.get("absent_ranks"), document.get("world_size"), waited_for,
+                           max(world_size)))
+    odd = [p["pid"] for p in document["processes"]
+           if document["groups"][p["group"]]["outlier"]]
+    if odd:
+        problems.append("processes called odd for what is no cause: %s" % odd)
+    if "MASTER_ADDR" in document["verdict"]:
+        problems.append("the verdict sends the user to the network: %s" % document["verdict"])
+    return problems
+
+
+def missing_rank_case(results, coreanalyze, workdir):
+    """A rank returns before init_process_group (job_missing_rank.py): under torchrun (WORLD_SIZE
+    in the environment) and torch.multiprocessing.spawn (the world_size given to
+    init_process_group), live and from snapshot cores alone."""
+    program = os.path.join(PROGRAMS, "job_missing_rank.py")
+    present = [rank for rank in range(MISSING_RANKS) if rank != MISSING_RANK]
+    torchrun = shutil.which("torchrun")
+    launches = (("torchrun", test_collect.torchrun_argv(torchrun, MISSING_RANKS,
+                                                       os.path.join(workdir, "missing-logs"))
+                 + [program, "{ready}", str(MISSING_RANK)]),
+                ("spawn", [PYTHON, program, "--spawn", str(MISSING_RANKS), "{ready}", str(MISSING_RANK)]))
+    for launcher, argv in launches:
+        job = Job(argv, workdir, "missing-" + launcher)
+        try:
+            ranks = job.wait_ready(len(present))
+            deadline = time.time() + START_TIMEOUT
+            while not gone_ranks(job) and time.time() < deadline:
+                time.sleep(0.2)
+            time.sleep(SETTLE_SECONDS)
+            out_dir = os.path.join(workdir, "missing-%s-collected" % launcher)
+            problems, collect_seconds = collect(coreanalyze, job.pid, out_dir)
+            document, _, more, seconds = triage(coreanalyze, [out_dir])
+            problems += more + absent_rank_problems(document, job, present)
+            results.check("%s, rank %d of %d never joins: collect + triage DIR: %s"
+                          % (launcher, MISSING_RANK, MISSING_RANKS,
+                             document["verdict"] if document else ""), problems)
+            document, _, problems, seconds = triage(
+                coreanalyze, ["--pid", ",".join(str(pid) for pid in [job.pid] + sorted(ranks.values()))])
+            problems += absent_rank_problems(document, job, present)
+            results.check("%s, rank %d never joins: triage --pid (live)" % (launcher, MISSING_RANK), problems)
+            cores_dir = os.path.join(workdir, "missing-%s-snapshots" % launcher)
+            problems, _ = collect(coreanalyze, job.pid, cores_dir, ["--cores", "snapshot"])
+            cores = sorted(glob.glob(os.path.join(cores_dir, "n", "*.snapshot.core")))
+            document, _, more, seconds = triage(coreanalyze, cores)
+            problems += more + absent_rank_problems(document, job, present)
+            results.check("%s, rank %d never joins: triage of the snapshot cores alone"
+                          % (launcher, MISSING_RANK), problems)
+            shutil.rmtree(cores_dir, ignore_errors=True)
+        finally:
+            job.kill()
+
+
 def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
@@ -498,7 +595,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, ddp, gunicorn, dataloader, prefork)")
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, ddp, gunicorn, "
+                        "dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
     reason = torch_missing_reason()
@@ -510,7 +608,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hangpy-jobs-", dir="/var/tmp")
     started = time.time()
     try:
-        for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case), ("ddp", ddp_case),
+        for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
+                           ("missing", missing_rank_case), ("ddp", ddp_case),
                            ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
                            ("prefork", prefork_case)):
             if args.only and args.only != name:

@@ -48,7 +48,7 @@ LABELS = {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "SLURM_PROCID": "3"
 # GROUP_RANK is set by the program in os.environ at run time: the labels are the program's now.
 EXPECTED_LABELS = {"rank": 3, "world_size": 8, "local_rank": 1, "slurm_procid": 3,
                    "local_world_size": None, "group_rank": 2, "slurm_localid": None,
-                   "spawn_index": None, "dataloader_worker_id": None,
+                   "spawn_index": None, "spawn_nprocs": None, "dataloader_worker_id": None,
                    "slurm_nodeid": None, "slurm_job_id": None}
 TEXT_LINE = "Role: training rank (rank 3 of 8, local rank 1, SLURM_PROCID 3), host %s"
 

@@ -608,3 +608,129 @@ TEST(TriageVerdict, NoLocalsLineWithoutLocalsOrDifferences) {
   Triage alike = merge(std::move(records));
   for (const std::string& line : alike.verdict.lines) EXPECT_EQ(line.find("which all run"), std::string::npos) << line;
 }
+
+namespace {
+
+// Ranks of a job that all wait in init_process_group at train.py:37; rank 0 (hosting the
+// TCPStore) one call deeper than the others, as torch's rendezvous has it.
+std::vector<ProcessRecord> joining_job(int world_size, std::vector<int> present) {
+  std::vector<ProcessRecord> all = job(world_size, {});
+  std::vector<ProcessRecord> records;
+  for (int rank : present) {
+    ProcessRecord record = all[rank];
+    record.threads.resize(1);
+    ThreadRecord& main = record.threads[0];
+    main.python_frames = {
+        Frame{Frame::Kind::kPython, "<module>", "/job/train.py", 130},
+        Frame{Frame::Kind::kPython, "main", "/job/train.py", 37},
+        Frame{Frame::Kind::kPython, "init_process_group",
+              "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 761}};
+    if (rank == 0) {
+      main.python_frames.push_back(Frame{Frame::Kind::kPython, "_create_c10d_store",
+                                         "/usr/lib/python3/dist-packages/torch/distributed/rendezvous.py", 180});
+      main.blocked_kind = "collective";
+      main.blocked_description = "init_process_group's rendezvous: the TCPStore that every rank must connect to";
+    } else {
+      main.python_frames.push_back(Frame{Frame::Kind::kPython, "_new_process_group_helper",
+                                         "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 862});
+      main.blocked_kind = "socket";
+      main.blocked_description = "socket recvfrom (fd 3)";
+    }
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+}  // namespace
+
+// Issue 34: rank 3 returned before init_process_group; ranks 0-2 wait for it there. The absent
+// rank is the verdict's first line, and rank 0, which differs only by hosting the store (below
+// the same line of the program), is no odd one out.
+TEST(TriageAbsentRanks, ARankThatNeverJoinedComesFirst) {
+  Triage triage = merge(joining_job(4, {0, 1, 2}));
+  ASSERT_GE(triage.verdict.lines.size(), 2u) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines[0],
+            "rank 3 of 4 never joined: ranks 0-2 wait for it in `init_process_group` at train.py:37; "
+            "no process of rank 3 is among the 3 triaged");
+  EXPECT_EQ(triage.verdict.lines[1],
+            "all 3 processes at one place: ranks 0-2 in `init_process_group` at train.py:37 (ranks 1-2 waiting "
+            "for socket recvfrom (fd 3); rank 0 (PID 1000) waiting for init_process_group's rendezvous: the ...");
+  for (const EquivalenceClass& cls : triage.classes) EXPECT_FALSE(cls.outlier) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.absent_ranks, (std::vector<int64_t>{3}));
+  const json document = report::triage_document(triage);
+  EXPECT_EQ(document["absent_ranks"], json::array({3}));
+  EXPECT_EQ(document["world_size"], 4);
+}
+
+TEST(TriageAbsentRanks, RanksMissingFromACollective) {
+  std::vector<ProcessRecord> records = job(8, {});
+  records.resize(4);
+  Triage triage = merge(std::move(records));
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0],
+            "ranks 4-7 of 8 are missing: ranks 0-3 wait for them in `all_reduce` at train.py:88, and no "
+            "process of those ranks is among the 4 triaged");
+  EXPECT_EQ(triage.verdict.absent_ranks, (std::vector<int64_t>{4, 5, 6, 7}));
+}
+
+// Present ranks at different places: the absent rank is stated, nothing is said to wait for it.
+TEST(TriageAbsentRanks, MissingWhereThePresentDoNotWaitTogether) {
+  std::vector<ProcessRecord> records = job(4, {1});
+  records.resize(3);
+  Triage triage = merge(std::move(records));
+  ASSERT_GE(triage.verdict.lines.size(), 3u);
+  EXPECT_EQ(triage.verdict.lines[0], "rank 3 of 4 is missing: no process of rank 3 is among the 3 triaged");
+  EXPECT_EQ(triage.verdict.lines[1].substr(0, 30), "the odd one out: rank 1 (PID 1");
+}
+
+TEST(TriageAbsentRanks, NothingWhenTheMembershipIsUnknownOrInconsistent) {
+  std::vector<ProcessRecord> records = job(4, {});
+  records.resize(3);
+  records[1].labels.world_size = 8;  // two jobs, or a label gone wrong: no claim
+  Triage inconsistent = merge(std::move(records));
+  EXPECT_TRUE(inconsistent.verdict.absent_ranks.empty());
+  EXPECT_EQ(inconsistent.verdict.text.find("missing"), std::string::npos) << inconsistent.verdict.text;
+  std::vector<ProcessRecord> unknown = job(4, {});
+  unknown.resize(3);
+  for (ProcessRecord& record : unknown) record.labels.world_size.reset();
+  EXPECT_TRUE(merge(std::move(unknown)).verdict.absent_ranks.empty());
+  std::vector<ProcessRecord> outside = job(4, {});
+  outside.resize(3);
+  outside[2].labels.rank = 9;  // a rank beyond its world size
+  EXPECT_TRUE(merge(std::move(outside)).verdict.absent_ranks.empty());
+}
+
+// torch.multiprocessing.spawn's ranks know no WORLD_SIZE: their parent's nprocs says how many.
+TEST(TriageAbsentRanks, SpawnsParentSaysHowManyRanks) {
+  std::vector<ProcessRecord> records = job(4, {});
+  records.resize(3);
+  for (ProcessRecord& record : records) {
+    record.labels.world_size.reset();
+    record.labels.ppid = 999;
+  }
+  ProcessRecord parent = records[0];
+  parent.labels = ProcessLabels{};
+  parent.labels.pid = 999;
+  parent.labels.spawn_nprocs = 4;
+  parent.threads.resize(1);
+  parent.threads[0].python_frames = {Frame{Frame::Kind::kPython, "spawn", "/job/train.py", 59}};
+  records.push_back(parent);
+  Triage triage = merge(std::move(records));
+  EXPECT_EQ(triage.verdict.absent_ranks, (std::vector<int64_t>{3}));
+  EXPECT_EQ(triage.verdict.lines.at(0).substr(0, 22), "rank 3 of 4 is missing") << triage.verdict.text;
+}
+
+// Two groups of two in different collectives: no majority, and still they can never meet.
+TEST(TriageVerdict, TiedGroupsInDifferentCollectivesCanNeverMeet) {
+  std::vector<ProcessRecord> records = job(4, {});
+  for (int rank : {2, 3}) {
+    records[rank].threads[0].python_frames[1].line = 95;
+    records[rank].threads[0].python_frames[2].function = "barrier";
+  }
+  Triage triage = merge(std::move(records));
+  EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kNoMajority);
+  ASSERT_EQ(triage.verdict.lines.size(), 4u) << triage.verdict.text;
+  EXPECT_EQ(triage.verdict.lines[3],
+            "they wait in different collectives (`all_reduce` at train.py:88 and `barrier` at train.py:95), "
+            "which can never meet");
+}
