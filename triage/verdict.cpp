@@ -2,6 +2,7 @@
 
 #include "triage/absent.h"
 #include "triage/differing_locals.h"
+#include "triage/lost_tasks.h"
 
 #include <algorithm>
 #include <array>
@@ -412,6 +413,9 @@ Verdict decide_verdict(Triage& triage) {
     verdict.absent_ranks = absent->missing;
     verdict.world_size = absent->world_size;
   }
+  // Results no worker will make: the waits end at a task that is nowhere.
+  for (const LostPoolTask& lost : find_lost_pool_tasks(triage))
+    lines.push_back(cut_line(describe_lost_pool_task(triage, lost)));
   for (size_t r = 0; r < roles.size(); ++r) role_lines(triage, roles[r], r == 0, verdict, lines, left_out);
   if (left_out > 0) lines.push_back(fmt::format("and {} more group{}", left_out, left_out == 1 ? "" : "s"));
   verdict.lines = lines;

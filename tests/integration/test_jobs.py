@@ -18,6 +18,10 @@
   ranks 0-2 wait for it in `init_process_group` at the program's line, as the program wrote
   before it blocked (live, collected, and from snapshot cores alone); rank 0, which hosts the
   TCPStore, is no odd one out;
+- a multiprocessing.Pool whose worker is killed (SIGKILL) while it runs a task of pool.map
+  (job_pool_lost_task.py; Debian's 3.11, pyenv's 3.8 and 3.13): the verdict's first line says the
+  task of `Pool.map` at the program's line is lost, the parent waits for its result and every
+  worker of its pool waits for work (live, collected, snapshot cores);
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -51,6 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import Results, SKIP  # noqa: E402
 import test_collect  # noqa: E402  (torchrun's options, the torch jobs' environment)
 import test_triage  # noqa: E402  (png_is_blank, the Chromium screenshot)
+import interpreters  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
 PYTHON = "/usr/bin/python3"  # Debian's, which python3-torch is built for
@@ -62,6 +67,7 @@ SPAWN_RANKS, SPAWN_ODD = 4, 1
 DATALOADER_STUCK = 1
 DDP_RANKS, DDP_ODD = 3, 2
 MISSING_RANKS, MISSING_RANK = 4, 3
+LOST_TASK_INTERPRETERS = ("debian-3.11", "pyenv-3.8", "pyenv-3.13")
 GUNICORN_WORKERS, GUNICORN_HUNG = 3, 2
 PREFORK_STUCK = 2
 
@@ -423,6 +429,78 @@ def missing_rank_case(results, coreanalyze, workdir):
             job.kill()
 
 
+def lost_task_problems(document, job, pids):
+    """The verdict's first line says the pool.map task is lost, names the parent that waits (as
+    it wrote before it blocked) and the pool's workers now there, every one waiting for work."""
+    if document is None:
+        return []
+    parents = glob.glob(os.path.join(job.ready_dir, "parent-*.ready"))
+    gone = glob.glob(os.path.join(job.ready_dir, "worker-*.gone"))
+    if len(parents) != 1 or len(gone) != 1:
+        return ["ground truth: %s, %s" % (parents, gone)]
+    with open(parents[0]) as stream:
+        truth = json.load(stream)
+    parent_pid = int(parents[0].rsplit("-", 1)[1].split(".")[0])
+    dead_pid = int(gone[0].rsplit("-", 1)[1].split(".")[0])
+    index = dict((p["pid"], p["index"]) for p in document["processes"])
+    workers = sorted(index[pid] for pid in pids if pid != parent_pid and pid in index)
+    if len(workers) != truth["workers"] or dead_pid in index:
+        return ["processes triaged %s: want the parent %d and %d live workers, not %d"
+                % (sorted(index), parent_pid, truth["workers"], dead_pid)]
+    # The method as the interpreter names it: "Pool.map" from 3.11 on (co_qualname), "map" before.
+    wants = ["a task of `%s` at job_pool_lost_task.py:%d is lost: process %d (PID %d"
+             % (function, marker_line("job_pool_lost_task.py", "MAP-WAITS"), index[parent_pid],
+                parent_pid) for function in ("Pool." + truth["waits_in"], truth["waits_in"])]
+    first = document["verdict"].splitlines()[0]
+    want = wants[0]
+    problems = []
+    if not any(first.startswith(want) for want in wants):
+        problems.append("first line %r, want it to start %r" % (first, want))
+    workers_text = "processes %d-%d" % (workers[0], workers[-1]) if workers[-1] == workers[0] + len(workers) - 1 \
+        else "processes " + ",".join(map(str, workers))
+    if not first.endswith("waits for its result, and every worker of its pool (%s) waits for work" % workers_text):
+        problems.append("first line %r does not name the workers %s" % (first, workers_text))
+    return problems
+
+
+def lost_task_case(results, coreanalyze, workdir):
+    """A multiprocessing.Pool's worker killed mid-task (job_pool_lost_task.py): pool.map waits for
+    ever, every worker waits for work. Debian's Python and pyenv's 3.8 and 3.13 where installed."""
+    program = os.path.join(PROGRAMS, "job_pool_lost_task.py")
+    for name in LOST_TASK_INTERPRETERS:
+        interpreter = interpreters.resolve(name)
+        if interpreter is None:
+            results.report("SKIP", "pool lost task, " + name, [interpreters.not_installed(name)])
+            continue
+        job = Job([interpreter.executable, program, "{ready}"], workdir, "pool-" + name)
+        try:
+            job.wait_ready(1)
+            deadline = time.time() + START_TIMEOUT
+            while not glob.glob(os.path.join(job.ready_dir, "*.gone")) and time.time() < deadline:
+                time.sleep(0.1)
+            # Pool replaces the dead worker within its handler's 0.1 s poll.
+            time.sleep(SETTLE_SECONDS)
+            out_dir = os.path.join(workdir, "pool-%s-collected" % name)
+            problems, _ = collect(coreanalyze, job.pid, out_dir)
+            pids = pids_of(out_dir)
+            document, _, more, _ = triage(coreanalyze, [out_dir])
+            problems += more + lost_task_problems(document, job, pids)
+            results.check("%s: a Pool worker killed mid-task: collect + triage DIR: %s"
+                          % (name, document["verdict"].splitlines()[0] if document else ""), problems)
+            document, _, problems, _ = triage(coreanalyze, ["--pid", ",".join(map(str, pids))])
+            problems += lost_task_problems(document, job, pids)
+            results.check("%s: a Pool worker killed mid-task: triage --pid (live)" % name, problems)
+            cores_dir = os.path.join(workdir, "pool-%s-snapshots" % name)
+            problems, _ = collect(coreanalyze, job.pid, cores_dir, ["--cores", "snapshot"])
+            cores = sorted(glob.glob(os.path.join(cores_dir, "n", "*.snapshot.core")))
+            document, _, more, _ = triage(coreanalyze, cores)
+            problems += more + lost_task_problems(document, job, pids)
+            results.check("%s: a Pool worker killed mid-task: the snapshot cores alone" % name, problems)
+            shutil.rmtree(cores_dir, ignore_errors=True)
+        finally:
+            job.kill()
+
+
 def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
@@ -595,7 +673,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, ddp, gunicorn, "
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, ddp, gunicorn, "
                         "dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
@@ -609,7 +687,7 @@ def main():
     started = time.time()
     try:
         for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
-                           ("missing", missing_rank_case), ("ddp", ddp_case),
+                           ("missing", missing_rank_case), ("pool", lost_task_case), ("ddp", ddp_case),
                            ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
                            ("prefork", prefork_case)):
             if args.only and args.only != name:

@@ -734,3 +734,47 @@ TEST(TriageVerdict, TiedGroupsInDifferentCollectivesCanNeverMeet) {
             "they wait in different collectives (`all_reduce` at train.py:88 and `barrier` at train.py:95), "
             "which can never meet");
 }
+
+namespace {
+
+// A parent in pool.map and its pool's two worker processes, each waiting for work unless `busy`.
+std::vector<ProcessRecord> pool_job(bool busy_worker) {
+  std::vector<ProcessRecord> records = job(3, {}, /*with_ranks=*/false);
+  const std::string pool = "/usr/lib/python3.11/multiprocessing/pool.py";
+  ThreadRecord& parent = records[0].threads[0];
+  parent.python_frames = {Frame{Frame::Kind::kPython, "main", "/job/crunch.py", 41},
+                          Frame{Frame::Kind::kPython, "Pool.map", pool, 367},
+                          Frame{Frame::Kind::kPython, "ApplyResult.get", pool, 768},
+                          Frame{Frame::Kind::kPython, "Event.wait", "/usr/lib/python3.11/threading.py", 622}};
+  parent.blocked_kind = "event";
+  parent.blocked_description = "Event 0x7f0000000030";
+  records[0].threads.resize(1);
+  for (int worker : {1, 2}) {
+    records[worker].labels.ppid = 1000;
+    records[worker].threads.resize(1);
+    ThreadRecord& thread = records[worker].threads[0];
+    thread.python_frames = {Frame{Frame::Kind::kPython, "worker", pool, 114},
+                            Frame{Frame::Kind::kPython, "SimpleQueue.get", "/usr/lib/python3.11/multiprocessing/queues.py", 364}};
+    thread.idle = !(busy_worker && worker == 2);
+  }
+  return records;
+}
+
+}  // namespace
+
+TEST(TriageLostPoolTask, AResultNoWorkerMakesComesFirst) {
+  Triage triage = merge(pool_job(false));
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0],
+            "a task of `Pool.map` at crunch.py:41 is lost: process 0 (PID 1000) waits for its result, and every "
+            "worker of its pool (processes 1-2) waits for work");
+}
+
+TEST(TriageLostPoolTask, NoClaimWhileAWorkerWorks) {
+  Triage triage = merge(pool_job(true));
+  EXPECT_EQ(triage.verdict.text.find("is lost"), std::string::npos) << triage.verdict.text;
+  // Nor without the workers: nothing is known of them.
+  std::vector<ProcessRecord> parent_only = pool_job(false);
+  parent_only.resize(1);
+  EXPECT_EQ(merge(std::move(parent_only)).verdict.text.find("is lost"), std::string::npos);
+}
