@@ -39,7 +39,7 @@ struct TargetFacts {
   std::vector<cpython::NativeThread> os_threads;
   std::function<std::optional<std::string>(uint64_t pc)> function_at;
   // What a file descriptor is (a live process's /proc); empty when the target cannot say.
-  std::function<std::optional<std::string>(int64_t fd)> describe_fd;
+  std::function<std::optional<diagnosis::FileDescriptorFacts>(int64_t fd)> describe_fd;
 };
 
 // The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).

@@ -122,7 +122,12 @@ analysis::TargetFacts live_facts(const LiveTarget& live) {
   facts.os_threads = live.threads();
   facts.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
   const int pid = live.process().pid;
-  facts.describe_fd = [pid](int64_t fd) { return describe_file_descriptor(pid, static_cast<int>(fd)); };
+  facts.describe_fd = [pid](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
+    auto described = describe_file_descriptor(pid, static_cast<int>(fd));
+    if (!described) return std::nullopt;
+    return diagnosis::FileDescriptorFacts{described->text, {described->other_end_pids.begin(),
+                                                            described->other_end_pids.end()}};
+  };
   return facts;
 }
 

@@ -169,10 +169,10 @@ analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& inpu
   facts.os_threads = target.threads();
   facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
   if (!input.saved_open_files.empty()) {
-    facts.describe_fd = [&input](int64_t fd) -> std::optional<std::string> {
+    facts.describe_fd = [&input](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
       auto found = input.saved_open_files.find(fd);
       if (found == input.saved_open_files.end()) return std::nullopt;
-      return found->second;
+      return diagnosis::FileDescriptorFacts{found->second, {}};
     };
   }
   return facts;

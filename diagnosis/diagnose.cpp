@@ -14,7 +14,7 @@
 #include "diagnosis/process_waits.h"
 #include "diagnosis/locks.h"
 #include "diagnosis/syscalls.h"
-#include "diagnosis/wait_graph.h"
+#include "base/wait_graph.h"
 
 namespace hangpy::diagnosis {
 namespace {

@@ -77,6 +77,9 @@ struct BlockedOn {
   // same in every rank of a group, while ranks of one ring are at different steps of it.
   std::optional<int64_t> worker_lwp;
   std::string worker_waits;
+  // A read or write of a pipe: the other processes holding its other end, the only ones that can
+  // end the wait (a live process's /proc tells; empty when unknown).
+  std::vector<int64_t> other_end_pids;
 };
 
 struct ThreadDiagnosis {
@@ -115,6 +118,13 @@ struct ProcessDiagnosis {
 
 using NativeStacks = std::map<int64_t, native::MergedStack>;  // by LWP
 
+// What a file descriptor of the process is ("pipe:[123], its read end held by PID 4242 (...)", a
+// path, "TCP a:1 -> b:2") and, for a pipe, the other processes holding its other end.
+struct FileDescriptorFacts {
+  std::string text;
+  std::vector<int64_t> other_end_pids;
+};
+
 struct DiagnosisInput {
   const cpython::ProcessStacks* stacks = nullptr;
   const cpython::AddressSpace* memory = nullptr;
@@ -126,7 +136,7 @@ struct DiagnosisInput {
   std::function<std::optional<std::string>(uint64_t pc)> function_at;
   // Optional: what a file descriptor of the process is ("pipe:[123]", "TCP a:1 -> b:2", a path),
   // for a thread blocked on one; a live process's /proc tells, a core does not.
-  std::function<std::optional<std::string>(int64_t fd)> describe_fd;
+  std::function<std::optional<FileDescriptorFacts>(int64_t fd)> describe_fd;
 };
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);

@@ -83,7 +83,7 @@ void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t ind
 
 // What the file descriptor a thread blocks on is, where the target can say: the file, the pipe,
 // the socket's addresses.
-void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
+void name_file_descriptor(const std::function<std::optional<FileDescriptorFacts>(int64_t)>& describe_fd,
                           ThreadDiagnosis& thread) {
   if (!thread.syscall || thread.syscall_arguments_lost || !takes_file_descriptor(*thread.syscall)) return;
   const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
@@ -91,8 +91,9 @@ void name_file_descriptor(const std::function<std::optional<std::string>(int64_t
   auto what = describe_fd(fd);
   if (!what) return;
   BlockedOn& blocked = thread.blocked_on;
-  const std::string text = fmt::format("fd {} is {}", fd, *what);
+  const std::string text = fmt::format("fd {} is {}", fd, what->text);
   blocked.detail = blocked.detail.empty() ? text : blocked.detail + ", " + text;
+  blocked.other_end_pids = what->other_end_pids;
 }
 
 // A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its

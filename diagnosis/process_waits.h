@@ -33,7 +33,7 @@ void mark_exit_wait(const Context& context, ProcessDiagnosis& result, size_t ind
 
 // What the file descriptor a thread blocks on is, where the target can say: the file, the pipe,
 // the socket's addresses.
-void name_file_descriptor(const std::function<std::optional<std::string>(int64_t)>& describe_fd,
+void name_file_descriptor(const std::function<std::optional<FileDescriptorFacts>(int64_t)>& describe_fd,
                           ThreadDiagnosis& thread);
 
 // A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "diagnosis/wait_graph.h"
+#include "base/wait_graph.h"
 
 namespace hangpy::diagnosis {
 namespace {

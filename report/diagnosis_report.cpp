@@ -98,6 +98,7 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"owner_unknown", blocked.owner_unknown},
         {"holder_gone", blocked.holder_gone},
         {"child_pid", optional_json(blocked.child_pid)},
+        {"other_end_pids", blocked.other_end_pids},
         {"worker_native_thread_id", optional_json(blocked.worker_lwp)},
         {"worker_waits", blocked.worker_waits.empty() ? nlohmann::json(nullptr) : nlohmann::json(blocked.worker_waits)},
     };

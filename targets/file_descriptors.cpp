@@ -170,7 +170,7 @@ std::string command_of(int pid) {
 // Who holds a pipe's other end: the writers of a read end, the readers of a write end, looked for
 // in the process itself, its parent, children and siblings. A reader that holds the write end
 // itself waits for an end of file that cannot come while it does (a classic after fork).
-std::optional<std::string> pipe_partners(int pid, int fd, const std::string& link) {
+std::optional<std::string> pipe_partners(int pid, int fd, const std::string& link, std::vector<int>& other_pids) {
   const std::optional<int> mode = access_mode(pid, fd);
   if (!mode || (*mode != O_RDONLY && *mode != O_WRONLY)) return std::nullopt;
   const int wanted = *mode == O_RDONLY ? O_WRONLY : O_RDONLY;
@@ -193,6 +193,7 @@ std::optional<std::string> pipe_partners(int pid, int fd, const std::string& lin
         holders.push_back(fmt::format("this process (fd {})", other_fd));
       } else {
         holders.push_back(fmt::format("PID {} ({}, fd {})", candidates[i], command_of(candidates[i]), other_fd));
+        other_pids.push_back(candidates[i]);
       }
       break;  // one descriptor per process says enough
     }
@@ -206,7 +207,7 @@ std::optional<std::string> pipe_partners(int pid, int fd, const std::string& lin
 
 }  // namespace
 
-std::optional<std::string> describe_file_descriptor(int pid, int fd) {
+std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd) {
   std::array<char, 4096> buffer{};
   const std::string link = fmt::format("/proc/{}/fd/{}", pid, fd);
   const ssize_t length = readlink(link.c_str(), buffer.data(), buffer.size() - 1);
@@ -214,17 +215,19 @@ std::optional<std::string> describe_file_descriptor(int pid, int fd) {
   const std::string target = printable(std::string_view(buffer.data(), static_cast<size_t>(length)));
   if (target.starts_with("pipe:[") && target.ends_with(']')) {
     const std::string raw(buffer.data(), static_cast<size_t>(length));
-    if (auto partners = pipe_partners(pid, fd, raw)) return target + ", " + *partners;
-    return target;
+    std::vector<int> other_pids;
+    if (auto partners = pipe_partners(pid, fd, raw, other_pids))
+      return DescribedFileDescriptor{target + ", " + *partners, std::move(other_pids)};
+    return DescribedFileDescriptor{target, {}};
   }
   constexpr std::string_view kSocket = "socket:[";
-  if (!target.starts_with(kSocket) || !target.ends_with(']')) return target;
+  if (!target.starts_with(kSocket) || !target.ends_with(']')) return DescribedFileDescriptor{target, {}};
   auto inode = parse_decimal<uint64_t>(std::string_view(target).substr(kSocket.size(), target.size() - kSocket.size() - 1));
-  if (!inode) return target;
+  if (!inode) return DescribedFileDescriptor{target, {}};
   for (std::string_view table : {"tcp", "tcp6", "udp", "udp6"})
-    if (auto found = inet_socket(pid, table, *inode)) return found;
-  if (auto found = unix_socket(pid, *inode)) return found;
-  return target;
+    if (auto found = inet_socket(pid, table, *inode)) return DescribedFileDescriptor{*found, {}};
+  if (auto found = unix_socket(pid, *inode)) return DescribedFileDescriptor{*found, {}};
+  return DescribedFileDescriptor{target, {}};
 }
 
 }  // namespace hangpy::coreanalyze

@@ -9,10 +9,17 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hangpy::coreanalyze {
 
+struct DescribedFileDescriptor {
+  std::string text;
+  // For a pipe: the other processes found holding its other end (the wait's possible wakers).
+  std::vector<int> other_end_pids;
+};
+
 // nullopt when the descriptor is not open (or /proc cannot be read).
-std::optional<std::string> describe_file_descriptor(int pid, int fd);
+std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd);
 
 }  // namespace hangpy::coreanalyze

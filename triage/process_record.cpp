@@ -8,6 +8,9 @@
 namespace hangpy::triage {
 namespace {
 
+// A document from elsewhere may list any number of pids: a pipe's holders are a few processes.
+constexpr size_t kMaxOtherEndPids = 64;
+
 // Reads of documents that came from other machines: any field may be missing or of another type,
 // and neither may stop the triage of the rest.
 std::string text_of(const nlohmann::json& object, const char* name) {
@@ -118,6 +121,13 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     if (auto object = blocked->find("object"); object != blocked->end()) record.blocked_object = address_of(*object);
     auto gone = blocked->find("holder_gone");
     record.holder_gone = gone != blocked->end() && gone->is_boolean() && gone->get<bool>();
+    if (auto child = blocked->find("child_pid"); child != blocked->end() && child->is_number_integer())
+      record.child_pid = child->get<int64_t>();
+    if (auto others = blocked->find("other_end_pids"); others != blocked->end() && others->is_array()) {
+      for (const auto& other : *others)
+        if (other.is_number_integer() && record.other_end_pids.size() < kMaxOtherEndPids)
+          record.other_end_pids.push_back(other.get<int64_t>());
+    }
   }
   return record;
 }

@@ -42,6 +42,8 @@ struct ThreadRecord {
   bool idle = false;  // state.idle: waits for work to come (no hang is there)
   std::optional<uint64_t> blocked_object;  // blocked_on.object: the lock, Event... waited for
   bool holder_gone = false;                // blocked_on.holder_gone: no thread here holds it
+  std::optional<int64_t> child_pid;        // blocked_on.child_pid: the child process waited for
+  std::vector<int64_t> other_end_pids;     // blocked_on.other_end_pids: a pipe's other end
   std::vector<uint64_t> held_locks;        // state.held_locks
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
   // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no

@@ -3,6 +3,7 @@
 #include "triage/absent.h"
 #include "triage/differing_locals.h"
 #include "triage/lost_tasks.h"
+#include "triage/process_cycles.h"
 
 #include <algorithm>
 #include <array>
@@ -21,6 +22,8 @@ namespace {
 constexpr size_t kMaxClassesInVerdict = 6;
 // One group's line, at most: a verdict is read, not scrolled.
 constexpr size_t kMaxLineLength = 200;
+// A cycle's line names every wait in it: a cut one would not close.
+constexpr size_t kMaxCycleLineLength = 400;
 
 // A wait kind (docs/json-schema.md's blocked_on.kind) as a user says it.
 std::string_view kind_in_words(std::string_view kind) {
@@ -101,10 +104,10 @@ bool idle_class(const Triage& triage, const EquivalenceClass& cls) {
 }
 
 // Cut to the verdict's line length, at a word where one is near.
-std::string cut_line(std::string line) {
-  if (line.size() <= kMaxLineLength) return line;
-  size_t cut = line.rfind(' ', kMaxLineLength - 4);
-  if (cut == std::string::npos || cut < kMaxLineLength / 2) cut = kMaxLineLength - 4;
+std::string cut_line(std::string line, size_t limit = kMaxLineLength) {
+  if (line.size() <= limit) return line;
+  size_t cut = line.rfind(' ', limit - 4);
+  if (cut == std::string::npos || cut < limit / 2) cut = limit - 4;
   line.resize(cut);
   return line + " ...";
 }
@@ -413,6 +416,9 @@ Verdict decide_verdict(Triage& triage) {
     verdict.absent_ranks = absent->missing;
     verdict.world_size = absent->world_size;
   }
+  // Processes that wait for each other: no one of them can move first.
+  for (const ProcessCycle& cycle : find_process_cycles(triage))
+    lines.push_back(cut_line(describe_process_cycle(triage, cycle), kMaxCycleLineLength));
   // Results no worker will make: the waits end at a task that is nowhere.
   for (const LostPoolTask& lost : find_lost_pool_tasks(triage))
     lines.push_back(cut_line(describe_lost_pool_task(triage, lost)));

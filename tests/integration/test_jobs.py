@@ -22,6 +22,9 @@
   (job_pool_lost_task.py; Debian's 3.11, pyenv's 3.8 and 3.13): the verdict's first line says the
   task of `Pool.map` at the program's line is lost, the parent waits for its result and every
   worker of its pool waits for work (live, collected, snapshot cores);
+- a parent in Popen.wait() whose child blocks writing to the full pipe the parent never reads
+  (job_pipe_cycle.py; 3.11, 3.8, 3.13), live: the verdict's first line is the cycle, each
+  process's wait with its place;
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -501,6 +504,69 @@ def lost_task_case(results, coreanalyze, workdir):
             job.kill()
 
 
+def pipe_cycle_problems(document, job):
+    """The verdict's first line states the cycle: the parent waits in Popen.wait for the child
+    (as it wrote before it blocked), the child writes to the pipe only the parent reads."""
+    if document is None:
+        return []
+    truths = {}
+    for path in glob.glob(os.path.join(job.ready_dir, "*.ready")):
+        name, pid = os.path.basename(path)[:-len(".ready")].rsplit("-", 1)
+        with open(path) as stream:
+            truths[name] = (int(pid), json.load(stream))
+    if sorted(truths) != ["child", "parent"] or truths["parent"][1]["child_pid"] != truths["child"][0]:
+        return ["ground truth: %s" % truths]
+    index = dict((p["pid"], p["index"]) for p in document["processes"])
+    parent_pid, child_pid = truths["parent"][0], truths["child"][0]
+    if parent_pid not in index or child_pid not in index:
+        return ["processes triaged %s, want the parent %d and its child %d" % (sorted(index), parent_pid, child_pid)]
+    parent, child = index[parent_pid], index[child_pid]
+    first = document["verdict"].splitlines()[0]
+    # The parent and child in the cycle's order (the smaller index first), each with its place.
+    # The method as the interpreter names it: "Popen.wait" from 3.11 on, "wait" before.
+    parent_waits = ("process %d (PID %d%%s) waits in `%%s` at job_pipe_cycle.py:%d for process %d to exit"
+                    % (parent, parent_pid, marker_line("job_pipe_cycle.py", "PARENT-WAITS"), child))
+    child_writes = ("process %d (PID %d%%s) writes in `child` at job_pipe_cycle.py:%d to a pipe only process %d reads"
+                    % (child, child_pid, marker_line("job_pipe_cycle.py", "CHILD-WRITES"), parent))
+    problems = []
+    for suffix in ("", " on %s" % os.uname()[1]):
+        for method in ("Popen.wait", "wait"):
+            waits = [parent_waits % (suffix, method), child_writes % suffix]
+            if parent > child:
+                waits.reverse()
+            if first == "each waits for the other: " + "; ".join(waits):
+                return []
+    problems.append("first line %r, want %r" % (first, "each waits for the other: " + "; ".join(
+        [parent_waits % (" on HOST", "Popen.wait"), child_writes % " on HOST"])))
+    return problems
+
+
+def pipe_cycle_case(results, coreanalyze, workdir):
+    """A parent in Popen.wait() whose child blocks writing to the full pipe the parent never reads
+    (job_pipe_cycle.py), live: /proc says who holds the pipe's read end. Debian's Python and
+    pyenv's 3.8 and 3.13 where installed."""
+    program = os.path.join(PROGRAMS, "job_pipe_cycle.py")
+    for name in LOST_TASK_INTERPRETERS:
+        interpreter = interpreters.resolve(name)
+        if interpreter is None:
+            results.report("SKIP", "pipe cycle, " + name, [interpreters.not_installed(name)])
+            continue
+        job = Job([interpreter.executable, program, "{ready}"], workdir, "pipe-" + name)
+        try:
+            job.wait_ready(2)
+            out_dir = os.path.join(workdir, "pipe-%s-collected" % name)
+            problems, _ = collect(coreanalyze, job.pid, out_dir)
+            document, _, more, _ = triage(coreanalyze, [out_dir])
+            problems += more + pipe_cycle_problems(document, job)
+            results.check("%s: Popen.wait() and a child writing the pipe: collect + triage DIR: %s"
+                          % (name, document["verdict"].splitlines()[0] if document else ""), problems)
+            document, _, problems, _ = triage(coreanalyze, ["--pid", ",".join(map(str, pids_of(out_dir)))])
+            problems += pipe_cycle_problems(document, job)
+            results.check("%s: Popen.wait() and a child writing the pipe: triage --pid (live)" % name, problems)
+        finally:
+            job.kill()
+
+
 def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
@@ -673,8 +739,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, ddp, gunicorn, "
-                        "dataloader, prefork)")
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, pipe, ddp, "
+                        "gunicorn, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
     reason = torch_missing_reason()
@@ -687,7 +753,8 @@ def main():
     started = time.time()
     try:
         for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
-                           ("missing", missing_rank_case), ("pool", lost_task_case), ("ddp", ddp_case),
+                           ("missing", missing_rank_case), ("pool", lost_task_case),
+                           ("pipe", pipe_cycle_case), ("ddp", ddp_case),
                            ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
                            ("prefork", prefork_case)):
             if args.only and args.only != name:

@@ -8,7 +8,7 @@
 #include "diagnosis/classify.h"
 #include "diagnosis/syscalls.h"
 #include "diagnosis/task_waits.h"
-#include "diagnosis/wait_graph.h"
+#include "base/wait_graph.h"
 
 using namespace hangpy;
 using namespace hangpy::diagnosis;

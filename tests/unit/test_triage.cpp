@@ -778,3 +778,38 @@ TEST(TriageLostPoolTask, NoClaimWhileAWorkerWorks) {
   parent_only.resize(1);
   EXPECT_EQ(merge(std::move(parent_only)).verdict.text.find("is lost"), std::string::npos);
 }
+
+namespace {
+
+// A parent in Popen.wait for its child, the child writing a pipe whose read end `readers` hold.
+std::vector<ProcessRecord> pipe_job(std::vector<int64_t> readers) {
+  std::vector<ProcessRecord> records = job(2, {}, /*with_ranks=*/false);
+  for (ProcessRecord& record : records) record.threads.resize(1);
+  ThreadRecord& parent = records[0].threads[0];
+  parent.python_frames = {Frame{Frame::Kind::kPython, "main", "/job/run.py", 37},
+                          Frame{Frame::Kind::kPython, "Popen.wait", "/usr/lib/python3.11/subprocess.py", 1264}};
+  parent.blocked_kind = "child_process";
+  parent.child_pid = 1001;
+  records[1].labels.ppid = 1000;
+  ThreadRecord& child = records[1].threads[0];
+  child.python_frames = {Frame{Frame::Kind::kPython, "report", "/job/child.py", 29}};
+  child.blocked_kind = "write";
+  child.other_end_pids = std::move(readers);
+  return records;
+}
+
+}  // namespace
+
+TEST(TriageProcessCycles, AParentWaitingForAChildThatWritesToItIsACycle) {
+  Triage triage = merge(pipe_job({1000}));
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0],
+            "each waits for the other: process 0 (PID 1000) waits in `Popen.wait` at run.py:37 for process 1 to "
+            "exit; process 1 (PID 1001) writes in `report` at child.py:29 to a pipe only process 0 reads");
+}
+
+TEST(TriageProcessCycles, NoCycleWhereAnotherProcessCouldRead) {
+  // A sibling also holds the read end: it could read, and nothing says it will not.
+  EXPECT_EQ(merge(pipe_job({1000, 1002})).verdict.text.find("each waits"), std::string::npos);
+  EXPECT_EQ(merge(pipe_job({})).verdict.text.find("each waits"), std::string::npos);
+}

@@ -1,9 +1,9 @@
-#include "diagnosis/wait_graph.h"
+#include "base/wait_graph.h"
 
 #include <algorithm>
 #include <set>
 
-namespace hangpy::diagnosis {
+namespace hangpy {
 namespace {
 
 // Depth-first from each start along waits-for edges, entering only nodes above the start, so
@@ -64,4 +64,4 @@ std::vector<std::vector<size_t>> find_wait_cycles(const std::vector<std::optiona
   return find_wait_cycles(edges);
 }
 
-}  // namespace hangpy::diagnosis
+}  // namespace hangpy

@@ -1,13 +1,14 @@
-// The wait-for graph and its cycles (deadlocks), for threads and asyncio tasks alike. Pure: nodes
-// are indexes; an edge i -> j says that i waits for j (the owner of the lock a thread is blocked
-// on; the task a task awaits, the children of its gather, the holder of its asyncio.Lock).
+// The wait-for graph and its cycles (deadlocks), for threads, asyncio tasks and processes alike.
+// Pure: nodes are indexes; an edge i -> j says that i waits for j (the owner of the lock a thread
+// is blocked on; the task a task awaits, the children of its gather, the holder of its
+// asyncio.Lock; the child a process waits for, the reader of the pipe it writes).
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <vector>
 
-namespace hangpy::diagnosis {
+namespace hangpy {
 
 // Bounds on the search: a graph read from a damaged process may be large and dense.
 inline constexpr size_t kMaxCycleLength = 256;
@@ -22,4 +23,4 @@ std::vector<std::vector<size_t>> find_wait_cycles(const std::vector<std::vector<
 // The same for a graph in which each node waits for at most one other (threads).
 std::vector<std::vector<size_t>> find_wait_cycles(const std::vector<std::optional<size_t>>& waits_for);
 
-}  // namespace hangpy::diagnosis
+}  // namespace hangpy
