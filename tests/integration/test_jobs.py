@@ -70,7 +70,7 @@ SPAWN_RANKS, SPAWN_ODD = 4, 1
 DATALOADER_STUCK = 1
 DDP_RANKS, DDP_ODD = 3, 2
 MISSING_RANKS, MISSING_RANK = 4, 3
-LOST_TASK_INTERPRETERS = ("debian-3.11", "pyenv-3.8", "pyenv-3.13")
+PROCESS_INTERPRETERS = ("debian-3.11", "pyenv-3.8", "pyenv-3.13")
 GUNICORN_WORKERS, GUNICORN_HUNG = 3, 2
 PREFORK_STUCK = 2
 
@@ -470,11 +470,7 @@ def lost_task_case(results, coreanalyze, workdir):
     """A multiprocessing.Pool's worker killed mid-task (job_pool_lost_task.py): pool.map waits for
     ever, every worker waits for work. Debian's Python and pyenv's 3.8 and 3.13 where installed."""
     program = os.path.join(PROGRAMS, "job_pool_lost_task.py")
-    for name in LOST_TASK_INTERPRETERS:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            results.report("SKIP", "pool lost task, " + name, [interpreters.not_installed(name)])
-            continue
+    for name, interpreter in interpreters.each_installed(PROCESS_INTERPRETERS, results):
         job = Job([interpreter.executable, program, "{ready}"], workdir, "pool-" + name)
         try:
             job.wait_ready(1)
@@ -546,11 +542,7 @@ def pipe_cycle_case(results, coreanalyze, workdir):
     (job_pipe_cycle.py), live: /proc says who holds the pipe's read end. Debian's Python and
     pyenv's 3.8 and 3.13 where installed."""
     program = os.path.join(PROGRAMS, "job_pipe_cycle.py")
-    for name in LOST_TASK_INTERPRETERS:
-        interpreter = interpreters.resolve(name)
-        if interpreter is None:
-            results.report("SKIP", "pipe cycle, " + name, [interpreters.not_installed(name)])
-            continue
+    for name, interpreter in interpreters.each_installed(PROCESS_INTERPRETERS, results):
         job = Job([interpreter.executable, program, "{ready}"], workdir, "pipe-" + name)
         try:
             job.wait_ready(2)

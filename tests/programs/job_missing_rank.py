@@ -12,7 +12,6 @@ rank writes READY_DIR/rankR-PID.gone as it leaves. The call the others wait in i
 JOIN-WAITS (the test reads the line number from this file)."""
 import json
 import os
-import socket
 import sys
 
 import torch
@@ -44,19 +43,12 @@ def spawned_rank(rank, world_size, port, absent_rank, ready_dir):
     join_the_job(rank, world_size, absent_rank, ready_dir, "tcp://127.0.0.1:%d" % port)
 
 
-def free_port():
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    listener.close()
-    return port
-
-
 def main():
     if sys.argv[1] == "--spawn":
         import torch.multiprocessing as mp
-        world_size, ready_dir, absent_rank = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-        mp.spawn(spawned_rank, args=(world_size, free_port(), absent_rank, ready_dir),
+        from job_allreduce_hang import free_port  # a program of this directory, as this one
+        world_size = int(sys.argv[2])
+        mp.spawn(spawned_rank, args=(world_size, free_port(), int(sys.argv[4]), sys.argv[3]),
                  nprocs=world_size, join=True)
         return
     ready_dir, absent_rank = sys.argv[1], int(sys.argv[2])
