@@ -13,6 +13,7 @@
 #include "diagnosis/context.h"
 #include "diagnosis/process_waits.h"
 #include "diagnosis/locks.h"
+#include "diagnosis/pool_waits.h"
 #include "diagnosis/syscalls.h"
 #include "base/wait_graph.h"
 
@@ -515,6 +516,8 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
     found.threads = std::move(cycle);
     result.cycles.push_back(std::move(found));
   }
+  // A thread pool whose workers all wait for work queued behind them: a cycle through the pool.
+  for (WaitCycle& starved : find_starved_pools(context, result)) result.cycles.push_back(std::move(starved));
   return result;
 }
 

@@ -14,6 +14,8 @@ program wrote about itself (names, LWPs, the child's pid, the mutex's address):
   time.sleep, socket recv, select, multiprocessing Queue get), each blocked on its kind;
 - why_gc.py: "collector" is inside gc.collect() (a finalizer that never returns): in_gc from
   the interpreter's `collecting` flag (3.7 on);
+- why_pool_starves.py (3.6 on): a ThreadPoolExecutor's only worker waits in Future.result for a
+  task it submitted to its own pool: one deadlock of that worker, its line, first in the text;
 - why_gil_holder.py: "regex" holds the GIL in _sre; both spinners wait for it (from the GIL's
   futex without native frames, from take_gil with them), held by "regex".
 
@@ -31,6 +33,8 @@ import cores  # noqa: E402
 import interpreters  # noqa: E402
 import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
 
 NAMES = ["debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.7", "pyenv-3.8", "pyenv-3.9",
          "pyenv-3.10", "pyenv-3.11", "pyenv-3.12", "pyenv-3.13", "trixie-3.13", "sid-3.14",
@@ -187,6 +191,35 @@ def check_gc(report, text, version):
     return problems
 
 
+def check_pool_starves(report, text, version):
+    """The pool's only worker waits for a Future queued behind it: one deadlock of that thread,
+    named as the program wrote (its name, its line), first in the text."""
+    problems = []
+    worker = report.expect.get("worker")
+    cycles = report.document["deadlocks"]
+    names = [[t["name"] for t in cycle["threads"]] for cycle in cycles]
+    if names != [[worker]]:
+        return ["deadlocks %r, expected one of the pool's worker %r" % (names, worker)]
+    line = marker_line("why_pool_starves.py", "WAITS")
+    description = cycles[0]["description"]
+    for want in ("thread \"%s\" (LWP %d), the only worker of its ThreadPoolExecutor" % (worker, report.lwp[worker]),
+                 "at why_pool_starves.py:%d for a Future that has not started" % line):
+        if want not in description:
+            problems.append("deadlock %r lacks %r" % (description, want))
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    if not body.startswith(description):
+        problems.append("the text does not open with the deadlock line: %r" % body[:200])
+    return problems
+
+
+def marker_line(program, marker):
+    with open(os.path.join(PROGRAMS, program)) as source:
+        for number, text in enumerate(source, 1):
+            if "# " + marker in text:
+                return number
+    raise RuntimeError("%s has no line marked %s" % (program, marker))
+
+
 # The ground truth of why_gil_holder.py is written before its regex starts: give it time to.
 SETTLE_SECONDS = {"why_gil_holder.py": 0.5}
 
@@ -200,6 +233,7 @@ CASES = [
     ("why_gil_holder.py", lambda r, t, v: check_gil(r, t, v, True), ["--native"]),
     ("why_gc.py", check_gc, []),
     ("why_misc_waits.py", check_misc_waits, []),
+    ("why_pool_starves.py", check_pool_starves, []),
 ]
 
 

@@ -1,0 +1,106 @@
+#include "diagnosis/pool_waits.h"
+
+#include <map>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cpython/instance_attributes.h"
+#include "cpython/frame_variables.h"
+
+namespace hangpy::diagnosis::detail {
+namespace {
+
+constexpr std::string_view kThreadPoolFile = "concurrent/futures/thread.py";
+constexpr std::string_view kFuturesFile = "concurrent/futures/_base.py";
+
+bool in_file(const cpython::PythonFrame& frame, std::string_view suffix) {
+  return std::string_view(frame.file).ends_with(suffix);
+}
+
+std::optional<uint64_t> object_local(const Context& context, const cpython::PythonFrame& frame, std::string_view name) {
+  cpython::VariableReader variables(context.memory, context.layout);
+  auto found = variables.lookup(frame, name, cpython::VariableReader::Want::kObjectOnly);
+  if (!found || !*found || (*found)->scope != cpython::Scope::kLocal || (*found)->variable.object == 0)
+    return std::nullopt;
+  return (*found)->variable.object;
+}
+
+// The work queue of the executor whose worker loop the thread runs (innermost `_worker` frame).
+std::optional<uint64_t> work_queue_of(const Context& context, const cpython::PythonThread& thread) {
+  for (const cpython::PythonFrame& frame : thread.frames)
+    if (frame.function == "_worker" && in_file(frame, kThreadPoolFile)) return object_local(context, frame, "work_queue");
+  return std::nullopt;
+}
+
+struct FutureWait {
+  size_t caller = 0;  // index of the frame that called Future.result (the user's place)
+};
+
+// The thread waits in Future.result (or .exception) for a Future whose state is PENDING.
+std::optional<FutureWait> waits_for_unstarted_future(const Context& context, const cpython::PythonThread& thread) {
+  for (size_t i = 0; i + 1 < thread.frames.size(); ++i) {
+    const cpython::PythonFrame& frame = thread.frames[i];
+    if (!in_file(frame, kFuturesFile) || (frame.function != "result" && frame.function != "exception")) continue;
+    const uint64_t future = frame_self(context, frame);
+    if (future == 0) return std::nullopt;
+    cpython::InstanceAttributes attributes(context.objects);
+    auto state = attributes.get(future, "_state");
+    if (!state || *state == 0) return std::nullopt;
+    auto text = context.objects.read_string(*state);
+    if (!text || *text != "PENDING") return std::nullopt;
+    return FutureWait{i + 1};
+  }
+  return std::nullopt;
+}
+
+std::string caller_place(const cpython::PythonFrame& waits_in, const cpython::PythonFrame& caller) {
+  std::string_view file = caller.file;
+  if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  return fmt::format("in `{}` at {}:{}", waits_in.qualname.empty() ? waits_in.function : waits_in.qualname, file,
+                     caller.line ? fmt::format("{}", *caller.line) : std::string("?"));
+}
+
+}  // namespace
+
+std::vector<WaitCycle> find_starved_pools(const Context& context, const ProcessDiagnosis& result) {
+  const auto& threads = context.stacks.threads;
+  std::map<uint64_t, std::vector<size_t>> workers;  // by work queue
+  for (size_t i = 0; i < threads.size() && i < result.threads.size(); ++i) {
+    auto queue = work_queue_of(context, threads[i]);
+    if (!queue) continue;
+    // A worker free to take work could start any Future still queued: then nothing starves.
+    if (result.threads[i].idle) return {};
+    workers[*queue].push_back(i);
+  }
+  std::vector<WaitCycle> cycles;
+  for (const auto& [queue, members] : workers) {
+    std::vector<std::string> waits;
+    for (size_t i : members) {
+      const ThreadDiagnosis& diagnosis = result.threads[i];
+      if (diagnosis.blocked_on.kind == WaitKind::kRunning || diagnosis.blocked_on.kind == WaitKind::kUnknown) break;
+      auto wait = waits_for_unstarted_future(context, threads[i]);
+      if (!wait) break;
+      waits.push_back(fmt::format("{} {}", thread_label(threads[i]),
+                                  caller_place(threads[i].frames[wait->caller - 1], threads[i].frames[wait->caller])));
+    }
+    if (waits.size() != members.size()) continue;
+    WaitCycle cycle;
+    cycle.threads = members;
+    if (members.size() == 1) {
+      cycle.text = fmt::format("deadlock: {}, the only worker of its ThreadPoolExecutor, waits {} for a Future "
+                               "that has not started; no worker is left to start it",
+                               thread_label(threads[members.front()]),
+                               waits.front().substr(thread_label(threads[members.front()]).size() + 1));
+    } else {
+      cycle.text = fmt::format("deadlock: all {} workers of a ThreadPoolExecutor wait for Futures that have not "
+                               "started ({}); no worker is left to start them",
+                               members.size(), fmt::join(waits, "; "));
+    }
+    cycles.push_back(std::move(cycle));
+  }
+  return cycles;
+}
+
+}  // namespace hangpy::diagnosis::detail
