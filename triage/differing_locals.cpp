@@ -97,8 +97,25 @@ std::optional<std::string> differing_locals(const Triage& triage, int odd, int m
       odd_name = fmt::format("rank {}", *rank);
   }
   const Frame& frame = reference.python_frames[depth];
-  return fmt::format("in `{}` at {}, which all run: {}: {}; others: {}", frame.function, base_name(frame.file),
-                     odd_name, list_values(odd_values), list_values(other_values));
+  std::string text = fmt::format("in `{}` at {}, which all run: {}: {}; others: {}", frame.function,
+                                 base_name(frame.file), odd_name, list_values(odd_values), list_values(other_values));
+  // The groups stopped at different lines of that frame: a variable assigned between them (a
+  // parameter's default replaced later) differs for that reason alone, which the values cannot
+  // tell. Said, so that the line never offers such a value as a cause.
+  auto line_of_group = [&](const std::vector<const ThreadRecord*>& threads) -> std::optional<int> {
+    std::optional<int> line;
+    for (const ThreadRecord* thread : threads) {
+      const std::optional<int>& here = thread->python_frames[depth].line;
+      if (!here || (line && *line != *here)) return std::nullopt;
+      line = here;
+    }
+    return line;
+  };
+  const std::optional<int> odd_line = line_of_group(odd_threads), other_line = line_of_group(other_threads);
+  if (odd_line && other_line && *odd_line != *other_line)
+    text += fmt::format(" (stopped at lines {} and {}: a value set in between may differ for that alone)", *odd_line,
+                        *other_line);
+  return text;
 }
 
 }  // namespace hangpy::triage

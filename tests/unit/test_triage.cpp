@@ -594,7 +594,23 @@ TEST(TriageVerdict, LocalsThatSetTheOddRankApart) {
   ASSERT_EQ(triage.verdict.lines.size(), 4u) << triage.verdict.text;
   EXPECT_EQ(triage.verdict.lines[3],
             "in `train` at train.py, which all run: rank 3: step = 21, phase = 'eval'; "
-            "others: step = 22, phase = 'train'");
+            "others: step = 22, phase = 'train' (stopped at lines 95 and 88: a value set in between may differ "
+            "for that alone)");
+}
+
+// Issue 34: a parameter's default (world_size = -1) that the others replaced at a later line is
+// no cause: where the frames stopped at the same line, nothing is added; where not, the line says so.
+TEST(TriageVerdict, LocalsOfFramesStoppedAtTheSameLineNeedNoCaveat) {
+  std::vector<ProcessRecord> records = job(4, {});
+  records[3].threads[0].python_frames[2].function = "barrier";  // the same line 88 of `train`
+  for (int rank = 0; rank < 4; ++rank) {
+    ThreadRecord& main = records[rank].threads[0];
+    main.python_locals.assign(main.python_frames.size(), {});
+    main.python_locals[1] = {{"steps", rank == 3 ? "11" : "12"}};
+  }
+  Triage triage = merge(std::move(records));
+  ASSERT_EQ(triage.verdict.lines.size(), 4u) << triage.verdict.text;  // odd, others, never meet, locals
+  EXPECT_EQ(triage.verdict.lines[3], "in `train` at train.py, which all run: rank 3: steps = 11; others: steps = 12");
 }
 
 TEST(TriageVerdict, NoLocalsLineWithoutLocalsOrDifferences) {
