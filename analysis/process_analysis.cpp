@@ -31,7 +31,10 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
   Details details;
   if (request.locals) details.locals = report::read_all_locals(memory, stacks);
   details.diagnosis = diagnose_threads(memory, stacks, native, facts);
-  if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
+  if (request.tasks) {
+    details.tasks = read_tasks(target, stacks, request.task_options);
+    details.diagnosis.blocked_loops = diagnosis::find_blocked_loops(*details.tasks, stacks, details.diagnosis);
+  }
   if (native && request.call_notes && stacks.layout)
     details.call_notes = report::find_call_notes(target, *stacks.layout, *native);
   return details;

@@ -106,10 +106,20 @@ struct WaitCycle {
   std::string text;             // "deadlock: thread "A" (LWP 12) waits for ... held by "A""
 };
 
+// An event loop that runs none of its tasks: the task it is running blocks its thread (a blocking
+// call inside a coroutine) or keeps it busy without awaiting. Every other task of the loop waits
+// for that one call.
+struct BlockedLoop {
+  size_t thread = 0;     // index in ProcessStacks::threads: the loop's thread
+  std::string task;      // the running task's name
+  std::string text;      // "blocked event loop: task "fetcher" runs on thread ..."
+};
+
 struct ProcessDiagnosis {
   bool no_gil = false;                  // free-threaded without a GIL: said once
   std::vector<ThreadDiagnosis> threads;  // parallel to ProcessStacks::threads
   std::vector<WaitCycle> cycles;
+  std::vector<BlockedLoop> blocked_loops;  // with the asyncio tasks only (task_waits.h)
   // What each thread that runs no Python is for, by LWP, where its native stack was unwound and
   // names a role (native_roles.h): "a gloo worker of the process group, running a collective:
   // waits for a peer to receive what it sends".

@@ -133,4 +133,34 @@ TaskForest diagnose_tasks(cpython::AsyncioTasks tasks) {
   return forest;
 }
 
+std::vector<BlockedLoop> find_blocked_loops(const TaskForest& forest, const cpython::ProcessStacks& stacks,
+                                            const ProcessDiagnosis& diagnosis) {
+  std::vector<BlockedLoop> found;
+  for (const AsyncTask& task : forest.tasks.tasks) {
+    if (task.state != cpython::TaskState::kRunning || !task.thread_id) continue;
+    for (size_t i = 0; i < stacks.threads.size() && i < diagnosis.threads.size(); ++i) {
+      const cpython::PythonThread& thread = stacks.threads[i];
+      if (thread.thread_id != *task.thread_id || thread.frames.empty()) continue;
+      const BlockedOn& blocked = diagnosis.threads[i].blocked_on;
+      // Waiting for the GIL is no call of the task's; unknown says nothing.
+      if (blocked.kind == WaitKind::kGil || blocked.kind == WaitKind::kUnknown) break;
+      const cpython::PythonFrame& innermost = thread.frames.front();
+      std::string_view file = innermost.file;
+      if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+      const std::string where = fmt::format("`{}` at {}:{}", innermost.qualname.empty() ? innermost.function : innermost.qualname,
+                                            file, innermost.line ? fmt::format("{}", *innermost.line) : "?");
+      const std::string doing =
+          blocked.kind == WaitKind::kRunning
+              ? fmt::format("keeps it busy in {} without awaiting; no other task of its loop runs until it awaits", where)
+              : fmt::format("blocks it on {} in {} (a blocking call inside a coroutine); no other task of its loop "
+                            "runs until it returns",
+                            blocked.what, where);
+      found.push_back({i, task.name,
+                       fmt::format("blocked event loop: task \"{}\" runs on {} and {}", task.name, thread_label(thread), doing)});
+      break;
+    }
+  }
+  return found;
+}
+
 }  // namespace hangpy::diagnosis

@@ -34,4 +34,9 @@ struct TaskForest {
 
 TaskForest diagnose_tasks(cpython::AsyncioTasks tasks);
 
+// The loops whose running task blocks or busies its thread: a running task on a thread that the
+// threads' diagnosis finds blocked (not in the GIL, not unknown) or running Python.
+std::vector<BlockedLoop> find_blocked_loops(const TaskForest& forest, const cpython::ProcessStacks& stacks,
+                                            const ProcessDiagnosis& diagnosis);
+
 }  // namespace hangpy::diagnosis

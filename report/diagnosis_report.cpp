@@ -31,6 +31,7 @@ nlohmann::json optional_json(const auto& value) {
 std::string format_process_diagnosis(const diagnosis::ProcessDiagnosis& diagnosis) {
   std::string text;
   for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) text += for_terminal(cycle.text) + "\n";
+  for (const diagnosis::BlockedLoop& loop : diagnosis.blocked_loops) text += for_terminal(loop.text) + "\n";
   if (diagnosis.no_gil) text += "Free-threaded build running without a GIL\n";
   return text.empty() ? text : text + "\n";
 }
@@ -125,6 +126,15 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
     deadlocks.push_back({{"threads", std::move(members)}, {"description", cycle.text}});
   }
   document["deadlocks"] = std::move(deadlocks);
+  nlohmann::json loops = nlohmann::json::array();
+  for (const diagnosis::BlockedLoop& loop : diagnosis.blocked_loops) {
+    const cpython::PythonThread& thread = stacks.threads[loop.thread];
+    loops.push_back({{"thread_id", thread.thread_id},
+                     {"native_thread_id", optional_json(thread.native_thread_id)},
+                     {"task", loop.task},
+                     {"description", loop.text}});
+  }
+  document["blocked_loops"] = std::move(loops);
   document["gil"] = diagnosis.no_gil ? "none (free-threaded)" : "used";
 }
 

@@ -7,6 +7,7 @@ wait, the locks it holds through `with`, the cycle the threads wait in. This mod
 coreanalyze's `blocked_on`, `state.held_locks` and `deadlocks` against them; a ground truth
 without those sections (a program that records none) is not checked here.
 """
+import re
 
 
 def _wait_problems(ident, want, thread, others):
@@ -91,7 +92,32 @@ def compare(truth, report):
     for got in unmatched:
         problems.append("deadlock of LWPs %s reported, but the program knows of no such cycle"
                         % list(got))
-    return problems
+    return problems + _blocked_loop_problems(truth, report)
+
+
+def _runs_loop_callback(frames):
+    """Whether a thread's frames (outermost first) run a callback of an asyncio event loop
+    (asyncio/events.py's Handle._run): its loop does nothing else until the callback returns."""
+    return any(name == "_run" and file_name.endswith("asyncio/events.py")
+               for file_name, _, name in frames)
+
+
+def _blocked_loop_problems(truth, report):
+    """A thread the program says blocks (its "waits") inside a loop's callback, a task's step,
+    blocks that loop: where coreanalyze read the tasks (a running task says which thread runs
+    it), `blocked_loops` names exactly those threads."""
+    tasks = (report.get("asyncio") or {}).get("tasks") or []
+    if not any(task.get("state") == "running" and task.get("thread_id") for task in tasks):
+        # No tasks read (2.7, 3.6, no asyncio), or no thread known to run one (qemu's aarch64
+        # cores): nothing tells a task's thread.
+        return []
+    want = sorted(truth["threads"][ident]["native_id"] for ident in (truth.get("waits") or {})
+                  if _runs_loop_callback(truth["threads"][ident]["frames"]))
+    got = sorted(loop.get("native_thread_id") for loop in report.get("blocked_loops") or [])
+    if got != want:
+        return ["blocked_loops names LWPs %s, want %s (the threads that block inside a loop's "
+                "callback): %r" % (got, want, report.get("blocked_loops"))]
+    return []
 
 
 def compare_text(truth, blocks, text):
@@ -118,6 +144,11 @@ def compare_text(truth, blocks, text):
         for part in wanted:
             if part not in blocked:
                 problems.append("text output: thread %s: %r does not name %s" % (ident, blocked, part))
+    for loop in re.findall(r"^blocked event loop: .*$", text, re.M) if "waits" in truth else []:
+        if not any("(LWP %d)" % truth["threads"][ident]["native_id"] in loop
+                   for ident in (truth.get("waits") or {})
+                   if _runs_loop_callback(truth["threads"][ident]["frames"])):
+            problems.append("text output: %r names no thread that blocks in a loop's callback" % loop)
     deadlock_lines = [line for line in text.splitlines() if line.startswith("deadlock:")]
     for cycle in truth.get("deadlocks") or []:
         if not any(all("(LWP %d)" % lwp in line for lwp in cycle) for line in deadlock_lines):
