@@ -12,6 +12,7 @@
 #include "diagnosis/classify.h"
 #include "diagnosis/context.h"
 #include "diagnosis/process_waits.h"
+#include "diagnosis/import_waits.h"
 #include "diagnosis/locks.h"
 #include "diagnosis/pool_waits.h"
 #include "diagnosis/syscalls.h"
@@ -498,6 +499,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   result.threads.resize(stacks.threads.size());
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     diagnose_thread(context, i, thread_objects, input.pid, result.threads[i]);
+    name_import_wait(context, i, result.threads[i]);
   }
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     if (in_exit(stacks.threads[i].frames)) mark_exit_wait(context, result, i);

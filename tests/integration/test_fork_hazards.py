@@ -19,6 +19,11 @@ the child's line):
   cores of both (`--snapshot`), which carry no binary: the native stacks the diagnosis used travel
   in the snapshot, so its diagnosis is the same.
 
+- a fork while another thread imports a module (tests/programs/fork_import_lock.py, 3.6 on):
+  `--pid CHILD --json` and a gcore of the child: its main thread waits for "the import of
+  fork_import_slow", held by the thread whose ident the program wrote (the parent's "loader"),
+  no thread of the child (holder_gone), at its own line.
+
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
 import json
@@ -36,6 +41,8 @@ from results import Results  # noqa: E402
 
 NAMES = ("debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.9", "pyenv-3.12", "pyenv-3.13")
 PROGRAM = "fork_held_lock.py"
+IMPORT_PROGRAM = "fork_import_lock.py"
+IMPORT_NAMES = tuple(name for name in NAMES if name != "pyenv-2.7")
 RUN_TIMEOUT = 60
 
 
@@ -125,6 +132,56 @@ def one_interpreter(coreanalyze, interpreter, workdir):
         return [str(error)]
 
 
+def check_import_child(label, document, truth, problems):
+    """The child's main thread waits for importlib's lock of the module the parent's thread was
+    importing at fork: the module by name, the holder by the ident the program wrote."""
+    threads = [thread for thread in document.get("threads") or []
+               if (thread.get("state") or {}).get("main_thread")]
+    if len(threads) != 1:
+        problems.append("%s: %d main threads, expected one" % (label, len(threads)))
+        return
+    blocked = threads[0].get("blocked_on") or {}
+    description = blocked.get("description") or ""
+    for want in ("the import of %s (importlib's lock of the module)" % truth["module"],
+                 "held when the process forked: thread %s was importing it" % truth["holder_ident"]):
+        if want not in description:
+            problems.append("%s: %r lacks %r" % (label, description, want))
+    if blocked.get("kind") != "lock" or blocked.get("holder_gone") is not True:
+        problems.append("%s: kind %r, holder_gone %r; want lock, true" % (label, blocked.get("kind"),
+                                                                         blocked.get("holder_gone")))
+    lines = [frame.get("line") for frame in threads[0].get("frames") or []]
+    if truth["child_line"] not in lines:
+        problems.append("%s: no frame at line %d: %r" % (label, truth["child_line"], lines))
+
+
+def import_case(coreanalyze, interpreter, workdir):
+    truth_path = os.path.join(workdir, "truth.json")
+    if interpreter.root:
+        program_dir = cores.install_programs(os.path.join(workdir, "programs"))
+    else:
+        program_dir = cores.PROGRAMS
+    argv = interpreter.command(interpreter.guest_path(workdir), [
+        interpreter.guest_path(os.path.join(program_dir, IMPORT_PROGRAM)), interpreter.guest_path(truth_path)])
+    try:
+        with BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"],
+                            env=cores.scenario_environment()) as program:
+            truth = program.truth
+            problems = []
+            child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
+            if child is not None:
+                check_import_child("--pid", child, truth, problems)
+            core = cores.gcore(truth["child_pid"], os.path.join(workdir, "child.core"))
+            try:
+                document = run_json([coreanalyze, core, "--json"], problems)
+                if document is not None:
+                    check_import_child("gcore", document, truth, problems)
+            finally:
+                os.remove(core)
+            return problems
+    except NeverBlocked as error:
+        return [str(error)]
+
+
 TORCH_PYTHON = "/usr/bin/python3.11"  # Debian's, which python3-torch is built for (with libgomp)
 
 
@@ -197,6 +254,10 @@ def main():
         args.interpreter or NAMES, results, "hangpy-fork-",
         "%s: a lock held by another thread at fork: the child's wait, the parent's holder, the triage's first line",
         lambda interpreter, workdir: one_interpreter(args.coreanalyze, interpreter, workdir))
+    run_scenarios.check_in_workdirs(
+        [name for name in (args.interpreter or IMPORT_NAMES) if name != "pyenv-2.7"], results,
+        "hangpy-fork-import-", "%s: an import under way at fork: the child's wait, live and gcore",
+        lambda interpreter, workdir: import_case(args.coreanalyze, interpreter, workdir))
     return results.finish()
 
 
