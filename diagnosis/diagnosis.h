@@ -71,6 +71,9 @@ struct BlockedOn {
   // Held by no thread of this process: an RLock whose owner is no thread here, a Lock waited
   // for by the process's only thread. What a fork leaves when another thread held the lock.
   bool holder_gone = false;
+  // The holder's thread ident as the lock records it, where it is no thread here (holder_gone):
+  // a triage finds that thread in the parent.
+  std::optional<uint64_t> gone_owner_ident;
   std::string detail;                // more words: "acquired 2 times", "op allreduce"
   // A collective's: the backend's worker thread that runs it and what that thread waits for
   // ("waits for a peer to receive what it sends"). Apart from `what` and `detail`, which read the

@@ -47,7 +47,8 @@ void name_import_wait(const Context& context, size_t index, ThreadDiagnosis& thr
     BlockedOn blocked;
     blocked.kind = WaitKind::kLock;
     blocked.object = lock;
-    blocked.what = fmt::format("the import of {} (importlib's lock of the module)", printable(*name));
+    // The module's lock in importlib is what it waits for; the import is what the program wrote.
+    blocked.what = fmt::format("the import of {}", printable(*name));
     if (auto owner = int_attribute(context, lock, "owner")) {
       blocked.owner = thread_by_ident(context, *owner);
       if (blocked.owner) {
@@ -55,6 +56,7 @@ void name_import_wait(const Context& context, size_t index, ThreadDiagnosis& thr
       } else {
         // The lock records its holder: a thread of the parent, which the fork did not copy.
         blocked.holder_gone = true;
+        blocked.gone_owner_ident = *owner;
         blocked.detail = fmt::format("thread 0x{:x} was importing it, and is no thread of this process", *owner);
       }
     } else {

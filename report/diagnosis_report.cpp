@@ -90,6 +90,8 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
     nlohmann::json owner_thread_id = nullptr;
     if (blocked.owner && *blocked.owner < stacks.threads.size())
       owner_thread_id = stacks.threads[*blocked.owner].thread_id;
+    else if (blocked.gone_owner_ident)
+      owner_thread_id = *blocked.gone_owner_ident;  // as the lock records it: no thread here
     threads[i]["blocked_on"] = {
         {"kind", diagnosis::wait_kind_name(blocked.kind)},
         {"description", diagnosis::describe_blocked_on(blocked, stacks)},

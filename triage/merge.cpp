@@ -187,6 +187,28 @@ std::vector<ProcessRecord> drop_repeats(std::vector<ProcessRecord> processes, st
   return kept;
 }
 
+// A child waiting for an import whose module lock records as its owner a thread of the parent
+// (the same ident: the child's memory is the parent's copy): that thread was importing the
+// module when the parent forked, and did not come along.
+bool name_inherited_import(ThreadRecord& waiter, const ProcessRecord& parent, int64_t parent_pid) {
+  constexpr std::string_view kImport = "the import of ";
+  constexpr std::string_view kForked = " (held when the process forked";
+  if (!waiter.holder_gone || !waiter.owner_ident || !waiter.blocked_description ||
+      !waiter.blocked_description->starts_with(kImport))
+    return false;
+  const size_t end = waiter.blocked_description->find(kForked);
+  if (end == std::string::npos) return false;
+  for (const ThreadRecord& holder : parent.threads) {
+    if (holder.thread_id != waiter.owner_ident) continue;
+    const std::string who = holder.name ? fmt::format("thread \"{}\"", *holder.name) : std::string("a thread");
+    waiter.blocked_description = fmt::format("{}, which {} of parent PID {} was importing at fork (fork before threads "
+                                             "start, or use spawn)",
+                                             waiter.blocked_description->substr(0, end), who, parent_pid);
+    return true;
+  }
+  return false;
+}
+
 // A child waiting for a lock no thread of its own holds, whose parent is among the inputs with a
 // thread holding that very lock (same address: the child's memory is a copy of the parent's):
 // the lock was held when the parent forked, and the holder did not come along.
@@ -199,6 +221,7 @@ void name_inherited_locks(std::vector<ProcessRecord>& processes) {
     auto parent = by_pid.find({child.labels.host.value_or(""), *child.labels.ppid});
     if (parent == by_pid.end()) continue;
     for (ThreadRecord& waiter : child.threads) {
+      if (name_inherited_import(waiter, *parent->second, *child.labels.ppid)) continue;
       if (!waiter.holder_gone || !waiter.blocked_object) continue;
       for (const ThreadRecord& holder : parent->second->threads) {
         if (std::find(holder.held_locks.begin(), holder.held_locks.end(), *waiter.blocked_object) ==

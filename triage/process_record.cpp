@@ -76,6 +76,7 @@ std::optional<uint64_t> address_of(const nlohmann::json& value) {
 ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> pid) {
   ThreadRecord record;
   record.native_thread_id = integer_of(thread, "native_thread_id");
+  record.thread_id = integer_of(thread, "thread_id");
   if (auto name = thread.find("name"); name != thread.end() && name->is_string())
     record.name = name->get<std::string>();
   if (auto frames = thread.find("frames"); frames != thread.end() && frames->is_array()) {
@@ -121,6 +122,7 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     if (auto object = blocked->find("object"); object != blocked->end()) record.blocked_object = address_of(*object);
     auto gone = blocked->find("holder_gone");
     record.holder_gone = gone != blocked->end() && gone->is_boolean() && gone->get<bool>();
+    record.owner_ident = integer_of(*blocked, "owner_thread_id");
     if (auto child = blocked->find("child_pid"); child != blocked->end() && child->is_number_integer())
       record.child_pid = child->get<int64_t>();
     if (auto others = blocked->find("other_end_pids"); others != blocked->end() && others->is_array()) {

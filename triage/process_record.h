@@ -43,6 +43,8 @@ struct ThreadRecord {
   std::optional<uint64_t> blocked_object;  // blocked_on.object: the lock, Event... waited for
   bool holder_gone = false;                // blocked_on.holder_gone: no thread here holds it
   std::optional<int64_t> child_pid;        // blocked_on.child_pid: the child process waited for
+  std::optional<int64_t> owner_ident;      // blocked_on.owner_thread_id: the holder's ident
+  std::optional<int64_t> thread_id;        // the Python thread's ident (threading.get_ident())
   std::vector<int64_t> other_end_pids;     // blocked_on.other_end_pids: a pipe's other end
   std::vector<uint64_t> held_locks;        // state.held_locks
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine

@@ -22,7 +22,9 @@ the child's line):
 - a fork while another thread imports a module (tests/programs/fork_import_lock.py, 3.6 on):
   `--pid CHILD --json` and a gcore of the child: its main thread waits for "the import of
   fork_import_slow", held by the thread whose ident the program wrote (the parent's "loader"),
-  no thread of the child (holder_gone), at its own line.
+  no thread of the child (holder_gone), at its own line; `triage --pid PARENT --pid CHILD`: the
+  first line is the child waiting for that import, which thread "loader" of its parent was
+  importing at fork.
 
 Exit status: 0 passed, 1 failed, 77 no interpreter of the list is installed.
 """
@@ -142,7 +144,7 @@ def check_import_child(label, document, truth, problems):
         return
     blocked = threads[0].get("blocked_on") or {}
     description = blocked.get("description") or ""
-    for want in ("the import of %s (importlib's lock of the module)" % truth["module"],
+    for want in ("the import of %s (held when the process forked" % truth["module"],
                  "held when the process forked: thread %s was importing it" % truth["holder_ident"]):
         if want not in description:
             problems.append("%s: %r lacks %r" % (label, description, want))
@@ -177,6 +179,15 @@ def import_case(coreanalyze, interpreter, workdir):
                     check_import_child("gcore", document, truth, problems)
             finally:
                 os.remove(core)
+            # With its parent, the triage names the parent's thread that was importing.
+            result = subprocess.run([coreanalyze, "triage", "--pid", str(truth["parent_pid"]), "--pid",
+                                     str(truth["child_pid"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    timeout=RUN_TIMEOUT)
+            first = (result.stdout.decode("utf-8", "replace").splitlines() or [""])[0]
+            want = ("waiting for the import of %s, which thread \"%s\" of parent PID %d was importing at fork"
+                    % (truth["module"], truth["holder"], truth["parent_pid"]))
+            if "PID %d" % truth["child_pid"] not in first or want not in first:
+                problems.append("triage: the first line %r lacks the child and %r" % (first, want))
             return problems
     except NeverBlocked as error:
         return [str(error)]
