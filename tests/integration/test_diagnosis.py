@@ -35,6 +35,8 @@ import run_scenarios  # noqa: E402
 from results import Results  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
+sys.path.insert(0, PROGRAMS)
+import groundtruth  # noqa: E402  (marker_line: the programs' own marked lines)
 
 NAMES = ["debian-3.11", "pyenv-2.7", "pyenv-3.6", "pyenv-3.7", "pyenv-3.8", "pyenv-3.9",
          "pyenv-3.10", "pyenv-3.11", "pyenv-3.12", "pyenv-3.13", "trixie-3.13", "sid-3.14",
@@ -200,7 +202,7 @@ def check_pool_starves(report, text, version):
     names = [[t["name"] for t in cycle["threads"]] for cycle in cycles]
     if names != [[worker]]:
         return ["deadlocks %r, expected one of the pool's worker %r" % (names, worker)]
-    line = marker_line("why_pool_starves.py", "WAITS")
+    line = groundtruth.marker_line(os.path.join(PROGRAMS, "why_pool_starves.py"), "WAITS")
     description = cycles[0]["description"]
     for want in ("thread \"%s\" (LWP %d), the only worker of its ThreadPoolExecutor" % (worker, report.lwp[worker]),
                  "at why_pool_starves.py:%d for a Future that has not started" % line):
@@ -210,14 +212,6 @@ def check_pool_starves(report, text, version):
     if not body.startswith(description):
         problems.append("the text does not open with the deadlock line: %r" % body[:200])
     return problems
-
-
-def marker_line(program, marker):
-    with open(os.path.join(PROGRAMS, program)) as source:
-        for number, text in enumerate(source, 1):
-            if "# " + marker in text:
-                return number
-    raise RuntimeError("%s has no line marked %s" % (program, marker))
 
 
 # The ground truth of why_gil_holder.py is written before its regex starts: give it time to.

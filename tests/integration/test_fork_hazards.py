@@ -102,17 +102,23 @@ def check_triage(coreanalyze, truth, problems):
         problems.append("triage: the second line is not the parent waiting for its child: %s" % second)
 
 
-def one_interpreter(coreanalyze, interpreter, workdir):
+def forking_program(interpreter, workdir, program):
+    """`program` (a parent and its forked child, each writing its truth) started under
+    `interpreter`, as a BlockedProgram: entered, it has blocked and written its truth."""
     truth_path = os.path.join(workdir, "truth.json")
     if interpreter.root:
         program_dir = cores.install_programs(os.path.join(workdir, "programs"))
     else:
         program_dir = cores.PROGRAMS
     argv = interpreter.command(interpreter.guest_path(workdir), [
-        interpreter.guest_path(os.path.join(program_dir, PROGRAM)), interpreter.guest_path(truth_path)])
+        interpreter.guest_path(os.path.join(program_dir, program)), interpreter.guest_path(truth_path)])
+    return BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"],
+                          env=cores.scenario_environment())
+
+
+def one_interpreter(coreanalyze, interpreter, workdir):
     try:
-        with BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"],
-                            env=cores.scenario_environment()) as program:
+        with forking_program(interpreter, workdir, PROGRAM) as program:
             truth = program.truth
             problems = []
             child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
@@ -157,16 +163,8 @@ def check_import_child(label, document, truth, problems):
 
 
 def import_case(coreanalyze, interpreter, workdir):
-    truth_path = os.path.join(workdir, "truth.json")
-    if interpreter.root:
-        program_dir = cores.install_programs(os.path.join(workdir, "programs"))
-    else:
-        program_dir = cores.PROGRAMS
-    argv = interpreter.command(interpreter.guest_path(workdir), [
-        interpreter.guest_path(os.path.join(program_dir, IMPORT_PROGRAM)), interpreter.guest_path(truth_path)])
     try:
-        with BlockedProgram(argv, workdir, truth_path, also=[truth_path + ".child"],
-                            env=cores.scenario_environment()) as program:
+        with forking_program(interpreter, workdir, IMPORT_PROGRAM) as program:
             truth = program.truth
             problems = []
             child = run_json([coreanalyze, "--pid", str(truth["child_pid"]), "--json"], problems)
