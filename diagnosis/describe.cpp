@@ -87,6 +87,13 @@ std::string describe_blocked_on(const BlockedOn& blocked, const cpython::Process
   return text;
 }
 
+std::string describe_call(const cpython::PythonFrame& called, const cpython::PythonFrame& caller) {
+  std::string_view file = caller.file;
+  if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  return fmt::format("`{}` at {}:{}", called.qualname.empty() ? called.function : called.qualname, file,
+                     caller.line ? fmt::format("{}", *caller.line) : std::string("?"));
+}
+
 std::string thread_label(const PythonThread& thread) {
   std::string text = thread.name ? fmt::format("thread \"{}\"", *thread.name)
                                  : fmt::format("thread 0x{:x}", thread.thread_id);

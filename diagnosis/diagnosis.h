@@ -158,6 +158,10 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input);
 // "Lock 0x7f… (owner unknown)", "child process 4242 (subprocess wait)").
 std::string describe_blocked_on(const BlockedOn& blocked, const cpython::ProcessStacks& stacks);
 
+// "`Future.result` at app.py:22": the function `called` (its qualified name where the version has
+// one) and the line of `caller` that calls it, by the file's base name.
+std::string describe_call(const cpython::PythonFrame& called, const cpython::PythonFrame& caller);
+
 // `thread "name" (LWP 12)`, or `thread 0x7f… (LWP 12)` for a thread threading does not name.
 std::string thread_label(const cpython::PythonThread& thread);
 

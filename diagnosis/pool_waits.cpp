@@ -55,13 +55,6 @@ std::optional<FutureWait> waits_for_unstarted_future(const Context& context, con
   return std::nullopt;
 }
 
-std::string caller_place(const cpython::PythonFrame& waits_in, const cpython::PythonFrame& caller) {
-  std::string_view file = caller.file;
-  if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  return fmt::format("in `{}` at {}:{}", waits_in.qualname.empty() ? waits_in.function : waits_in.qualname, file,
-                     caller.line ? fmt::format("{}", *caller.line) : std::string("?"));
-}
-
 }  // namespace
 
 std::vector<WaitCycle> find_starved_pools(const Context& context, const ProcessDiagnosis& result) {
@@ -76,24 +69,25 @@ std::vector<WaitCycle> find_starved_pools(const Context& context, const ProcessD
   }
   std::vector<WaitCycle> cycles;
   for (const auto& [queue, members] : workers) {
-    std::vector<std::string> waits;
+    std::vector<std::string> places;  // each worker's "`Future.result` at app.py:22"
     for (size_t i : members) {
-      const ThreadDiagnosis& diagnosis = result.threads[i];
-      if (diagnosis.blocked_on.kind == WaitKind::kRunning || diagnosis.blocked_on.kind == WaitKind::kUnknown) break;
+      const WaitKind kind = result.threads[i].blocked_on.kind;
+      if (kind == WaitKind::kRunning || kind == WaitKind::kUnknown) break;
       auto wait = waits_for_unstarted_future(context, threads[i]);
       if (!wait) break;
-      waits.push_back(fmt::format("{} {}", thread_label(threads[i]),
-                                  caller_place(threads[i].frames[wait->caller - 1], threads[i].frames[wait->caller])));
+      places.push_back(describe_call(threads[i].frames[wait->caller - 1], threads[i].frames[wait->caller]));
     }
-    if (waits.size() != members.size()) continue;
+    if (places.size() != members.size()) continue;
     WaitCycle cycle;
     cycle.threads = members;
     if (members.size() == 1) {
-      cycle.text = fmt::format("deadlock: {}, the only worker of its ThreadPoolExecutor, waits {} for a Future "
+      cycle.text = fmt::format("deadlock: {}, the only worker of its ThreadPoolExecutor, waits in {} for a Future "
                                "that has not started; no worker is left to start it",
-                               thread_label(threads[members.front()]),
-                               waits.front().substr(thread_label(threads[members.front()]).size() + 1));
+                               thread_label(threads[members.front()]), places.front());
     } else {
+      std::vector<std::string> waits;
+      for (size_t k = 0; k < members.size(); ++k)
+        waits.push_back(fmt::format("{} in {}", thread_label(threads[members[k]]), places[k]));
       cycle.text = fmt::format("deadlock: all {} workers of a ThreadPoolExecutor wait for Futures that have not "
                                "started ({}); no worker is left to start them",
                                members.size(), fmt::join(waits, "; "));

@@ -145,10 +145,7 @@ std::vector<BlockedLoop> find_blocked_loops(const TaskForest& forest, const cpyt
       // Waiting for the GIL is no call of the task's; unknown says nothing.
       if (blocked.kind == WaitKind::kGil || blocked.kind == WaitKind::kUnknown) break;
       const cpython::PythonFrame& innermost = thread.frames.front();
-      std::string_view file = innermost.file;
-      if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-      const std::string where = fmt::format("`{}` at {}:{}", innermost.qualname.empty() ? innermost.function : innermost.qualname,
-                                            file, innermost.line ? fmt::format("{}", *innermost.line) : "?");
+      const std::string where = describe_call(innermost, innermost);
       const std::string doing =
           blocked.kind == WaitKind::kRunning
               ? fmt::format("keeps it busy in {} without awaiting; no other task of its loop runs until it awaits", where)
