@@ -85,13 +85,11 @@ std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
 
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
-                                            const FunctionRanges* ranges) {
+                                            const FunctionRanges* ranges, uint64_t value_stack) {
   std::vector<BuiltinCall> calls;
   low = (low + 7) & ~uint64_t{7};
   if (high <= low || pcs.empty()) return calls;
   high = std::min(high, low + kMaxBuiltinScanBytes);
-  auto words = read_bytes(objects.memory(), low, high - low);
-  if (!words) return calls;
   const CodePlaces places(pcs, ranges);
   std::unordered_set<uint64_t> seen;
   struct Candidate {
@@ -99,25 +97,39 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
     std::vector<uint64_t> functions;  // the C functions it calls, one of them running
   };
   std::vector<Candidate> candidates;
-  const uint64_t tag_mask = objects.layout().frame.stack_ref_tag_mask;
+  const Layout& layout = objects.layout();
+  const uint64_t tag_mask = layout.frame.stack_ref_tag_mask;
   auto runs_anywhere = [&places](uint64_t function) {
     for (size_t i = 0; i < places.size(); ++i)
       if (places.runs(i, function, {})) return true;
     return false;
   };
-  for (size_t at = 0; at + 8 <= words->size(); at += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, words->data() + at, 8);
-    word &= ~tag_mask;  // from 3.14 the eval loop passes tagged stack references
-    // Objects are 8-aligned and never on the stack range being scanned.
-    if (word < kLowestObjectAddress || (word & 7) != 0 || (word >= low && word < high)) continue;
-    if (!seen.insert(word).second) continue;
-    auto type = objects.type_name(word);
-    if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
-    auto functions = c_functions(objects, word, *type);
-    if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
-      candidates.push_back({word, std::move(functions)});
-  }
+  auto alive = [&](uint64_t object) {
+    if (layout.object.ob_refcnt == kAbsent) return true;  // no single count to read
+    auto count = read_value<int64_t>(objects.memory(),
+                                     object + static_cast<uint64_t>(layout.object.ob_refcnt));
+    return count && *count > 0;
+  };
+  auto scan = [&](uint64_t from, uint64_t size, bool stale_possible) {
+    auto words = read_bytes(objects.memory(), from, size);
+    if (!words) return;
+    for (size_t at = 0; at + 8 <= words->size(); at += 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, words->data() + at, 8);
+      word &= ~tag_mask;  // from 3.14 the eval loop passes tagged stack references
+      // Objects are 8-aligned and never on the stack range being scanned.
+      if (word < kLowestObjectAddress || (word & 7) != 0 || (word >= low && word < high)) continue;
+      if (!seen.insert(word).second) continue;
+      auto type = objects.type_name(word);
+      if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
+      if (stale_possible && !alive(word)) continue;
+      auto functions = c_functions(objects, word, *type);
+      if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
+        candidates.push_back({word, std::move(functions)});
+    }
+  };
+  scan(low, high - low, false);
+  if (value_stack != 0 && (value_stack & 7) == 0) scan(value_stack, 8 * kValueStackScanSlots, true);
   // Which frame runs each call (an unbounded pc belongs to the candidate function that starts
   // closest before it); innermost call first, as libpython lists C frames.
   std::vector<uint64_t> starts;

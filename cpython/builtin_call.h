@@ -18,6 +18,12 @@ namespace hangpy::cpython {
 // At most this much native stack is scanned per range: the C frames between two eval-loop calls
 // are small; a bigger range is cut (the innermost part is kept).
 inline constexpr uint64_t kMaxBuiltinScanBytes = 64 * 1024;
+// And this many slots of the calling Python frame's value stack, where the eval loop keeps the
+// callable while it calls it: the native stack may hold it in no slot at all (2.7's
+// PyCFunction_Call jumps to the C function, which gets no pointer to its own object, and a
+// register keeps it only in the eval loop's frame). The depth at the call is not recorded, so the
+// slots are read from the bottom; deep expressions are rare in a call that blocks.
+inline constexpr uint64_t kValueStackScanSlots = 32;
 
 struct BuiltinCall {
   uint64_t object = 0;  // the builtin_function_or_method or method-wrapper
@@ -32,9 +38,13 @@ struct BuiltinCall {
 // in the C function it calls (its PyMethodDef's ml_meth; a method-wrapper's wrapper or slot
 // function), so a stale pointer left on the stack by an earlier call is not taken. Where a
 // function's bounds are found in `ranges` (its module's unwind table) they decide; where not, a
-// pc within a guessed span after the function's start counts.
+// pc within a guessed span after the function's start counts. `value_stack` (0: none) is the
+// first value-stack slot of the Python frame that makes the call; a slot above the stack's top may
+// be stale, so there an object counts only while alive (a freed built-in kept on a free list still
+// looks like one).
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
-                                            const FunctionRanges* ranges);
+                                            const FunctionRanges* ranges,
+                                            uint64_t value_stack = 0);
 
 }  // namespace hangpy::cpython

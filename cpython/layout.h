@@ -52,6 +52,9 @@ enum class IntModel : uint8_t {
 };
 
 struct ObjectLayout {
+  // PyObject.ob_refcnt; kAbsent in free-threaded builds, which split the count between the
+  // owning thread's and a shared one.
+  int32_t ob_refcnt = 0;
   int32_t ob_type = 8;        // PyObject.ob_type
   int32_t ob_size = 16;       // PyVarObject.ob_size
   int32_t tp_name = 24;       // PyTypeObject.tp_name (const char *)

@@ -4,6 +4,7 @@
 
 #include "cpython/builtin_call.h"
 #include "cpython/eval_groups.h"
+#include "cpython/frame_variables.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
 
@@ -98,7 +99,9 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
   std::vector<size_t> eval_frames;
   for (size_t i = 0; i < frames.size(); ++i)
     if (frames[i].name == eval_loop_function) eval_frames.push_back(i);
-  const size_t groups = cpython::eval_loop_groups(thread).size();
+  const auto frame_groups = cpython::eval_loop_groups(thread);
+  const size_t groups = frame_groups.size();
+  const cpython::VariableReader variables(objects.memory(), objects.layout());
   auto& lines = result.calls;
   size_t start = 0;
   for (size_t k = 0; k < groups && k < eval_frames.size(); ++k) {
@@ -112,8 +115,13 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
       else if (collects_garbage(frames[i].name)) lines[k].push_back({"Garbage-collecting", i});
     }
     if (start < end) {
+      // The group's innermost Python frame makes the call; its value stack holds the callable.
+      const cpython::FrameRange group = frame_groups[k];
+      const uint64_t value_stack =
+          group.begin < thread.frames.size()
+              ? variables.value_stack(thread.frames[group.begin]).value_or(0) : 0;
       for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp, frames[end].sp,
-                                                          pcs, ranges)) {
+                                                          pcs, ranges, value_stack)) {
         // libpython names the frame that calls the C function (cfunction_call, wrapper_call):
         // the one just outside it, unless that is the eval loop's own.
         size_t frame = start + std::min(call.frame, pcs.size() - 1);

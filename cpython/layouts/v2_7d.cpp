@@ -19,6 +19,7 @@ extern const Layout kPython27TraceRefs = [] {
   layout.trace_refs = true;
 
   constexpr int32_t kHeader = 16;  // _ob_next, _ob_prev
+  layout.object.ob_refcnt = kHeader;
   layout.object.ob_type = 8 + kHeader;
   layout.object.ob_size = 16 + kHeader;
   layout.object.tp_name = 24 + kHeader;

@@ -41,6 +41,7 @@ extern const Layout kPython313t = [] {
   layout.minor = 13;
   layout.free_threaded = true;
 
+  layout.object.ob_refcnt = kAbsent;  // ob_ref_local and ob_ref_shared
   layout.object.ob_type = 24;  // after ob_tid, _padding, ob_mutex, ob_gc_bits, ob_ref_local,
                                // ob_ref_shared
   layout.object.ob_size = 32;

@@ -18,6 +18,7 @@ extern const Layout kPython37TraceRefs = [] {
   layout.trace_refs = true;
 
   constexpr int32_t kHeader = 16;  // _ob_next, _ob_prev
+  layout.object.ob_refcnt += kHeader;
   layout.object.ob_type += kHeader;
   layout.object.ob_size += kHeader;
   layout.object.tp_name += kHeader;

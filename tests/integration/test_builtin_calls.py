@@ -75,18 +75,9 @@ def main():
     for name, interpreter in interpreters.each_installed(
             args.interpreter or interpreters.names("integration"), results):
         try:
-            # Known flake (bullseye's 2.7, about 1 core in 10 on a loaded machine): the object of
-            # sorted() is on no native stack slot the scan reads, only list.sort's is. A second
-            # process and core must then pass; both failing is a failure, and a pass on the
-            # second try says so.
+            # bullseye's 2.7 once failed here about 1 core in 2: sorted()'s object is in no native
+            # stack slot, only in the calling frame's value stack, which coreanalyze now reads.
             problems = run_once(args.coreanalyze, interpreter)
-            if problems:
-                first = problems
-                problems = [p + " (and again on a second core)"
-                            for p in run_once(args.coreanalyze, interpreter)]
-                if not problems:
-                    print("note: %s passed on a second core; the first said: %s"
-                          % (name, "; ".join(first)))
             results.check(name, problems)
         except NoEvalLoopFrames:
             results.report("SKIP", name, ["no eval-loop frame in the native stacks (no symbol "
