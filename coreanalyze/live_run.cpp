@@ -90,8 +90,11 @@ std::string describe_read(int pid, const LiveRead& read) {
     text = fmt::format("process {} ({} threads) was stopped for {:.3f} ms", pid,
                        read.stopped_threads, stopped_ms);
   } else if (read.stopped_threads == 0) {
-    text = fmt::format("process {} ({} threads, each asleep in a system call) was read without "
-                       "stopping it", pid, read.threads_in_syscall);
+    text = read.threads_in_syscall == 1
+               ? fmt::format("process {} (1 thread, asleep in a system call) was read without "
+                             "stopping it", pid)
+               : fmt::format("process {} ({} threads, each asleep in a system call) was read "
+                             "without stopping it", pid, read.threads_in_syscall);
   } else {
     text = fmt::format("process {}: {} threads were stopped for {:.3f} ms, {} asleep in system "
                        "calls were read without stopping them", pid, read.stopped_threads,

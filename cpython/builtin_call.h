@@ -12,6 +12,7 @@
 
 #include "cpython/function_ranges.h"
 #include "cpython/object_reader.h"
+#include "cpython/stacks.h"
 
 namespace hangpy::cpython {
 
@@ -45,6 +46,11 @@ struct BuiltinCall {
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
                                             const FunctionRanges* ranges,
-                                            uint64_t value_stack = 0);
+                                            uint64_t value_stack = 0,
+                                            uint64_t value_stack_slots = kValueStackScanSlots);
+
+// How many slots from `value_stack` may be read as its frame's: up to kValueStackScanSlots, and
+// not into another frame of the thread (from 3.11 the frame it called is pushed just above it).
+uint64_t value_stack_slots(uint64_t value_stack, const std::vector<PythonFrame>& frames);
 
 }  // namespace hangpy::cpython

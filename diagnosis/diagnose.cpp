@@ -16,6 +16,7 @@
 #include "diagnosis/locks.h"
 #include "diagnosis/pool_waits.h"
 #include "diagnosis/syscalls.h"
+#include "diagnosis/wait_ends.h"
 #include "base/wait_graph.h"
 
 namespace hangpy::diagnosis {
@@ -397,6 +398,12 @@ std::string short_label(const PythonThread& thread) {
 std::string cycle_text(const cpython::ProcessStacks& stacks, const ProcessDiagnosis& result,
                        const std::vector<size_t>& cycle) {
   std::string text = "deadlock: " + thread_label(stacks.threads[cycle[0]]);
+  if (cycle.size() == 1 && result.threads[cycle[0]].blocked_on.kind == WaitKind::kLock) {
+    // Its owner is known only from a `with` of it in one of the thread's outer frames.
+    return text + fmt::format(" waits for {}, which it holds itself: a `with` of it in an outer "
+                              "frame has not ended, and a Lock is not reentrant",
+                              result.threads[cycle[0]].blocked_on.what);
+  }
   for (size_t k = 0; k < cycle.size(); ++k) {
     const size_t next = cycle[(k + 1) % cycle.size()];
     const BlockedOn& blocked = result.threads[cycle[k]].blocked_on;
@@ -475,10 +482,14 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
     if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
   for (const PythonThread& thread : stacks.threads) {
     std::vector<uint64_t> held = context.locks.held_through_with(thread);
-    // The lock a thread is blocked acquiring is not one it holds, though 3.14 pushes its
-    // __exit__ before calling __enter__ (LOAD_SPECIAL).
-    if (const LockState* waited = waited_lock(context, thread))
-      std::erase(held, waited->object);
+    // The lock a thread is blocked acquiring is not one it holds, though every version pushes
+    // the `with`'s __exit__ before calling __enter__ in the frame that acquires it; a `with` of
+    // the same lock in an outer frame is the thread's own (a Lock is not reentrant).
+    if (const LockState* waited = waited_lock(context, thread)) {
+      const std::vector<uint64_t> outer = context.locks.held_through_with(thread, 1);
+      if (std::find(outer.begin(), outer.end(), waited->object) == outer.end())
+        std::erase(held, waited->object);
+    }
     context.held.push_back(std::move(held));
   }
 
@@ -520,6 +531,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   }
   // A thread pool whose workers all wait for work queued behind them: a cycle through the pool.
   for (WaitCycle& starved : find_starved_pools(context, result)) result.cycles.push_back(std::move(starved));
+  result.chains = find_wait_chains(stacks, result);
   return result;
 }
 

@@ -118,11 +118,23 @@ struct BlockedLoop {
   std::string text;      // "blocked event loop: task "fetcher" runs on thread ..."
 };
 
+// A chain of waits between threads and where it ends (wait_ends.h): each thread waits for the
+// next; the last waits for none of this process's threads (it runs, or waits outside them).
+struct WaitChain {
+  // Indexes in ProcessStacks::threads: the threads that start it (each waiting for the same next
+  // one, the same way), then one per step to the thread where it ends.
+  std::vector<size_t> starts;
+  std::vector<size_t> threads;
+  bool ends_outside = false;    // the last waits for a child, a pipe's other end or a gone holder
+  std::string text;             // "wait chain: thread "main" (LWP 1) waits for thread ..."
+};
+
 struct ProcessDiagnosis {
   bool no_gil = false;                  // free-threaded without a GIL: said once
   std::vector<ThreadDiagnosis> threads;  // parallel to ProcessStacks::threads
   std::vector<WaitCycle> cycles;
   std::vector<BlockedLoop> blocked_loops;  // with the asyncio tasks only (task_waits.h)
+  std::vector<WaitChain> chains;           // where the waits between threads end (wait_ends.h)
   // What each thread that runs no Python is for, by LWP, where its native stack was unwound and
   // names a role (native_roles.h): "a gloo worker of the process group, running a collective:
   // waits for a peer to receive what it sends".

@@ -104,7 +104,8 @@ bool LockReader::waited_on_at(const LockState& lock, uint64_t futex_address) con
   return address && *address == lock_field;
 }
 
-std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame) const {
+std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame,
+                                               const std::vector<cpython::PythonFrame>& frames) const {
   const cpython::Layout& layout = objects_.layout();
   const cpython::AddressSpace& memory = objects_.memory();
   if (layout.frame.localsplus == kAbsent || frame.code_address == 0) return {};
@@ -129,6 +130,10 @@ std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame)
     if (!extras || *extras < 0 || static_cast<uint64_t>(*extras) < slots) return {};
     window = std::min<size_t>(window, static_cast<uint64_t>(*extras) - slots);
   }
+  // A frame just above this one (the frame it called, from 3.11 pushed on the same data stack)
+  // is no slot of this frame's stack: its code and locals would count as this frame's.
+  for (const cpython::PythonFrame& other : frames)
+    if (other.address >= base && other.address - base < 8 * window) window = (other.address - base) / 8;
   std::vector<uint64_t> values;
   for (size_t i = 0; i < window; ++i) {
     auto value = cpython::read_pointer(memory, base + 8 * i);
@@ -163,7 +168,8 @@ std::optional<std::string> LockReader::c_method_name(uint64_t object) const {
   return std::string(name.data());
 }
 
-std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread& thread) const {
+std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread& thread,
+                                                    size_t first_frame) const {
   const cpython::AddressSpace& memory = objects_.memory();
   const uint64_t header = header_size(objects_.layout());
   std::vector<uint64_t> held;
@@ -174,8 +180,8 @@ std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread&
     if (state->reentrant && state->owner_ident != thread.thread_id) return;
     held.push_back(lock);
   };
-  for (size_t f = 0; f < thread.frames.size() && f < kFramesScanned; ++f) {
-    std::vector<uint64_t> slots = value_stack(thread.frames[f]);
+  for (size_t f = first_frame; f < thread.frames.size() && f < kFramesScanned; ++f) {
+    std::vector<uint64_t> slots = value_stack(thread.frames[f], thread.frames);
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] == 0) continue;
       auto name = c_method_name(slots[i]);
@@ -234,7 +240,7 @@ std::vector<uint64_t> LockReader::candidate_locks(const std::vector<cpython::Pyt
   for (const cpython::PythonThread& thread : threads) {
     for (size_t f = 0; f < thread.frames.size() && f < kFramesForCandidates; ++f) {
       const cpython::PythonFrame& frame = thread.frames[f];
-      for (uint64_t value : value_stack(frame)) consider(value);
+      for (uint64_t value : value_stack(frame, thread.frames)) consider(value);
       if (layout.frame.localsplus != kAbsent) {
         // The fast slots just below the value stack: locals, arguments, cells.
         const uint64_t slots = frame.address + static_cast<uint64_t>(layout.frame.localsplus);

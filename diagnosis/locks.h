@@ -38,12 +38,17 @@ class LockReader {
   std::vector<uint64_t> candidate_locks(const std::vector<cpython::PythonThread>& threads) const;
   // The locks the thread holds through `with`: a lock's bound __exit__ (3.14: the __exit__
   // descriptor followed by the lock) in a frame's value-stack slots, the lock being held now.
-  std::vector<uint64_t> held_through_with(const cpython::PythonThread& thread) const;
+  // Frames before `first_frame` (innermost first) are not looked at.
+  std::vector<uint64_t> held_through_with(const cpython::PythonThread& thread,
+                                          size_t first_frame = 0) const;
 
  private:
   bool is_lock_type(uint64_t object, bool* reentrant) const;
   std::optional<std::string> c_method_name(uint64_t object) const;
-  std::vector<uint64_t> value_stack(const cpython::PythonFrame& frame) const;
+  // `frames` are the thread's (frame among them): from 3.11 they share one data stack, and the
+  // window ends where the next frame begins.
+  std::vector<uint64_t> value_stack(const cpython::PythonFrame& frame,
+                                    const std::vector<cpython::PythonFrame>& frames) const;
 
   const cpython::ObjectReader& objects_;
 };

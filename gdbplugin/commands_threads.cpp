@@ -9,6 +9,7 @@
 #include "gdbplugin/python_error.h"
 #include "gdbplugin/selected_frame.h"
 #include "gdbplugin/thread_diagnosis.h"
+#include "diagnosis/wait_ends.h"
 #include "report/diagnosis_report.h"
 #include "report/stack_report.h"
 
@@ -55,8 +56,12 @@ void py_deadlock(std::string_view argument) {
     size_t owned = 0;
     for (const diagnosis::ThreadDiagnosis& thread : why.threads)
       if (thread.blocked_on.owner) ++owned;
-    gdb_write(fmt::format("No deadlock among {} Python threads ({} wait{} for another thread).\n",
-                          analysis.stacks->threads.size(), owned, owned == 1 ? "s" : ""));
+    // Where the waits end instead: the same lines a core's report opens with.
+    std::string text = fmt::format("No deadlock among {} Python threads ({} wait{} for another thread).\n",
+                                   analysis.stacks->threads.size(), owned, owned == 1 ? "s" : "");
+    for (size_t i = 0; i < why.chains.size() && i < diagnosis::kMaxWaitChainsNamed; ++i)
+      text += why.chains[i].text + "\n";
+    gdb_write(text);
     return;
   }
   std::string text;

@@ -120,8 +120,9 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
       const uint64_t value_stack =
           group.begin < thread.frames.size()
               ? variables.value_stack(thread.frames[group.begin]).value_or(0) : 0;
-      for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp, frames[end].sp,
-                                                          pcs, ranges, value_stack)) {
+      for (const auto& call : cpython::find_builtin_calls(
+               objects, frames[start].sp, frames[end].sp, pcs, ranges, value_stack,
+               cpython::value_stack_slots(value_stack, thread.frames))) {
         // libpython names the frame that calls the C function (cfunction_call, wrapper_call):
         // the one just outside it, unless that is the eval loop's own.
         size_t frame = start + std::min(call.frame, pcs.size() - 1);

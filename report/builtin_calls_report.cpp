@@ -17,6 +17,9 @@ CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& 
   const cpython::VariableReader variables(target.memory(), layout);
   for (const auto& [lwp, stack] : merged) {
     const auto& frames = stack.frames;
+    std::vector<cpython::PythonFrame> python_frames;  // the thread's, to bound a value stack
+    for (const auto& frame : frames)
+      if (frame.python) python_frames.push_back(*frame.python);
     size_t run_start = 0;  // the first native frame since the last Python frame
     for (size_t i = 0; i < frames.size(); ++i) {
       if (!frames[i].python) continue;
@@ -26,10 +29,10 @@ CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& 
         std::vector<uint64_t> pcs;
         for (size_t j = run_start; j < i; ++j)
           if (frames[j].native) pcs.push_back(frames[j].native->pc);
-        const uint64_t value_stack = frames[i].python ? variables.value_stack(*frames[i].python).value_or(0) : 0;
-        for (const auto& call : cpython::find_builtin_calls(objects, frames[run_start].native->sp,
-                                                            frames[i].native->sp, pcs, &ranges,
-                                                            value_stack))
+        const uint64_t value_stack = variables.value_stack(*frames[i].python).value_or(0);
+        for (const auto& call : cpython::find_builtin_calls(
+                 objects, frames[run_start].native->sp, frames[i].native->sp, pcs, &ranges,
+                 value_stack, cpython::value_stack_slots(value_stack, python_frames)))
           notes[{lwp, i}].push_back(call.line);
       }
       run_start = i + 1;

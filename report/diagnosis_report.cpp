@@ -5,6 +5,7 @@
 
 #include "base/printable.h"
 #include "diagnosis/syscalls.h"
+#include "diagnosis/wait_ends.h"
 
 namespace hangpy::report {
 namespace {
@@ -32,6 +33,11 @@ std::string format_process_diagnosis(const diagnosis::ProcessDiagnosis& diagnosi
   std::string text;
   for (const diagnosis::WaitCycle& cycle : diagnosis.cycles) text += for_terminal(cycle.text) + "\n";
   for (const diagnosis::BlockedLoop& loop : diagnosis.blocked_loops) text += for_terminal(loop.text) + "\n";
+  for (size_t i = 0; i < diagnosis.chains.size() && i < diagnosis::kMaxWaitChainsNamed; ++i)
+    text += for_terminal(diagnosis.chains[i].text) + "\n";
+  if (diagnosis.chains.size() > diagnosis::kMaxWaitChainsNamed)
+    text += fmt::format("and {} more wait chains (--json lists them)\n",
+                        diagnosis.chains.size() - diagnosis::kMaxWaitChainsNamed);
   if (diagnosis.no_gil) text += "Free-threaded build running without a GIL\n";
   return text.empty() ? text : text + "\n";
 }
@@ -137,6 +143,22 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
                      {"description", loop.text}});
   }
   document["blocked_loops"] = std::move(loops);
+  nlohmann::json chains = nlohmann::json::array();
+  auto member = [&stacks](size_t index) {
+    const cpython::PythonThread& thread = stacks.threads[index];
+    return nlohmann::json{{"thread_id", thread.thread_id},
+                          {"native_thread_id", optional_json(thread.native_thread_id)},
+                          {"name", optional_json(thread.name)}};
+  };
+  for (const diagnosis::WaitChain& chain : diagnosis.chains) {
+    nlohmann::json starts = nlohmann::json::array();
+    for (size_t index : chain.starts) starts.push_back(member(index));
+    nlohmann::json then = nlohmann::json::array();
+    for (size_t index : chain.threads) then.push_back(member(index));
+    chains.push_back({{"starts", std::move(starts)}, {"then", std::move(then)},
+                      {"ends_outside", chain.ends_outside}, {"description", chain.text}});
+  }
+  document["wait_chains"] = std::move(chains);
   document["gil"] = diagnosis.no_gil ? "none (free-threaded)" : "used";
 }
 

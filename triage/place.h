@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/program_place.h"
 #include "triage/process_record.h"
 
 namespace hangpy::triage {
@@ -16,10 +17,6 @@ struct Place {
   std::string file;
   std::optional<int> line;
 };
-
-// A file of the standard library or an installed package (lib/pythonX.Y, site-packages,
-// dist-packages, frozen modules): not where the user looks first.
-bool is_library_file(std::string_view path);
 
 // The innermost Python frame outside the libraries, named by the function it calls (the next
 // frame in, library or not) or its own when it is innermost; the innermost Python frame when all
@@ -31,6 +28,7 @@ std::optional<Place> place_of(const std::vector<Frame>& stack);
 // "`all_reduce` at train.py:88" (file by its base name), "`futex_wait` in libc.so.6".
 std::string format_place(const Place& place);
 
-std::string_view base_name(std::string_view path);
+using hangpy::base_name;
+using hangpy::is_library_file;
 
 }  // namespace hangpy::triage

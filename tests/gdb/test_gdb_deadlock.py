@@ -83,8 +83,14 @@ def check_pthread_mutex(result, truth):
     expect_blocked(result.output("threads"), "mutex-waiter",
                    r'^pthread mutex 0x%x held by thread "mutex-owner" \(LWP %d\)$'
                    % (truth["expect"]["mutex"], lwp["mutex-owner"]), problems)
-    if not any(line.startswith("No deadlock among") for line in result.output("deadlock")):
-        problems.append("py-deadlock printed %r, expected no deadlock" % result.output("deadlock"))
+    lines = result.output("deadlock")
+    if not any(line.startswith("No deadlock among") for line in lines):
+        problems.append("py-deadlock printed %r, expected no deadlock" % lines)
+    # Where the waits end instead: the waiter's chain, to the mutex's owner.
+    chain = 'thread "mutex-waiter" (LWP %d), which waits for pthread mutex 0x%x held by thread ' \
+            '"mutex-owner" (LWP %d)' % (lwp["mutex-waiter"], truth["expect"]["mutex"], lwp["mutex-owner"])
+    if not any(line.startswith("wait chain: ") and chain in line for line in lines):
+        problems.append("py-deadlock printed %r, expected a wait chain with %r" % (lines, chain))
     return problems
 
 

@@ -113,6 +113,27 @@ def check_rlock_event(report, text, version):
         problems.append("rlock-waiter: daemon is %r, expected false" % waiter["state"]["daemon"])
     if report.document["deadlocks"]:
         problems.append("deadlocks reported where there is none: %r" % report.document["deadlocks"])
+    problems += check_chain(report, text, ["MainThread"], ["rlock-waiter", "rlock-owner"],
+                            "which waits for Event 0x")
+    return problems
+
+
+def check_chain(report, text, starts, then, end_words):
+    """The process's one wait chain: `starts` wait, through `then`, for the last of `then`, whose
+    wait the description tells with `end_words`; its line opens the text."""
+    chains = report.document.get("wait_chains", [])
+    got = [([t["name"] for t in c["starts"]], [t["name"] for t in c["then"]]) for c in chains]
+    if got != [(starts, then)]:
+        return ["wait chains %r, expected one: %r through %r" % (got, starts, then)]
+    description = chains[0]["description"]
+    problems = []
+    for want in ["wait chain: thread \"%s\" (LWP %d) waits for" % (starts[0], report.lwp[starts[0]])] + \
+            ["thread \"%s\" (LWP %d)" % (name, report.lwp[name]) for name in then] + [end_words]:
+        if want not in description:
+            problems.append("wait chain %r lacks %r" % (description, want))
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    if not body.startswith(description):
+        problems.append("the text does not open with the wait chain: %r" % body[:200])
     return problems
 
 
@@ -214,6 +235,31 @@ def check_pool_starves(report, text, version):
     return problems
 
 
+def check_self_deadlock(report, text, version):
+    """A thread waits for the Lock its own outer `with` holds: one deadlock of that thread, which
+    names it as the holder, first in the text."""
+    problems = []
+    worker = report.expect.get("worker")
+    blocked = report.expect_blocked(worker, "lock", worker, problems)
+    cycles = report.document["deadlocks"]
+    names = [[t["name"] for t in cycle["threads"]] for cycle in cycles]
+    if names != [[worker]]:
+        return problems + ["deadlocks %r, expected one of %r alone" % (names, worker)]
+    description = cycles[0]["description"]
+    want = "thread \"%s\" (LWP %d) waits for Lock %s, which it holds itself" % (
+        worker, report.lwp[worker], blocked["object"] if blocked else "?")
+    if want not in description:
+        problems.append("deadlock %r lacks %r" % (description, want))
+    thread = report.by_name.get(worker)
+    if blocked and thread and blocked["object"] not in thread["state"]["held_locks"]:
+        problems.append("%s: held_locks %r lack the lock it waits for, %s"
+                        % (worker, thread["state"]["held_locks"], blocked["object"]))
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    if not body.startswith(description):
+        problems.append("the text does not open with the deadlock line: %r" % body[:200])
+    return problems
+
+
 # The ground truth of why_gil_holder.py is written before its regex starts: give it time to.
 SETTLE_SECONDS = {"why_gil_holder.py": 0.5}
 
@@ -228,6 +274,7 @@ CASES = [
     ("why_gc.py", check_gc, []),
     ("why_misc_waits.py", check_misc_waits, []),
     ("why_pool_starves.py", check_pool_starves, []),
+    ("why_self_deadlock.py", check_self_deadlock, []),
 ]
 
 
