@@ -54,10 +54,8 @@ Expected<void> write_file_atomically(const std::string& path,
     unlink(pattern.c_str());
     return make_error(ErrorKind::kIo, fmt::format("cannot write {}: {}", path, std::strerror(error)));
   }
-  // mkstemp makes the file 0600; a snapshot is meant to be shared like any file the user writes.
-  mode_t mask = umask(0);
-  umask(mask);
-  chmod(path.c_str(), 0666 & ~mask);
+  // mkstemp made it 0600, and so it stays: a snapshot holds what the process had in memory (with
+  // --locals, values of its variables), and its owner decides whom to show it to.
   return {};
 }
 

@@ -16,7 +16,7 @@ Expected<void> check_not_an_input(const std::string& path, const std::vector<std
 
 // Writes `path` through a temporary file beside it that is renamed over it once `write` is done:
 // a failure (full disk, no permission) leaves what was at `path` untouched. Errors are kIo with
-// the system's reason.
+// the system's reason. The file is made readable by its owner only (0600).
 Expected<void> write_file_atomically(const std::string& path,
                                      const std::function<void(std::ostream&)>& write);
 

@@ -24,10 +24,31 @@ inline std::string printable(std::string_view text, size_t max_bytes = 4096) {
   return out;
 }
 
+// Code points that show nothing or change how the text around them shows: Unicode's format
+// characters (category Cf: U+202E RIGHT-TO-LEFT OVERRIDE, the isolates U+2066-2069, zero-width
+// U+200B-200F, U+FEFF...) and the line and paragraph separators. A file shown as
+// "...admin_check.py" may be another name (the Trojan Source trick, CVE-2021-42574). From
+// Unicode 15's Cf list, written out: the C library's wide-character classes are locale-bound.
+inline bool invisible_code_point(uint32_t code) {
+  struct Range {
+    uint32_t first, last;
+  };
+  static constexpr Range kRanges[] = {
+      {0x00ad, 0x00ad},   {0x0600, 0x0605},   {0x061c, 0x061c},   {0x06dd, 0x06dd},
+      {0x070f, 0x070f},   {0x0890, 0x0891},   {0x08e2, 0x08e2},   {0x180e, 0x180e},
+      {0x200b, 0x200f},   {0x2028, 0x202e},   {0x2060, 0x2064},   {0x2066, 0x206f},
+      {0xfeff, 0xfeff},   {0xfff9, 0xfffb},   {0x110bd, 0x110bd}, {0x110cd, 0x110cd},
+      {0x13430, 0x1343f}, {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0001, 0xe0001},
+      {0xe0020, 0xe007f}};
+  for (const Range& range : kRanges)
+    if (code >= range.first && code <= range.last) return true;
+  return false;
+}
+
 // Any text a target gave, for a terminal: C0 controls (but the tab) and DEL as \xNN, C1 controls
 // (U+0080-U+009F, which some terminals obey as escapes) as \u00NN, and bytes that are not UTF-8
-// as \xNN; valid UTF-8 otherwise unchanged, backslashes too (a repr's "'\\n'" stays as Python
-// wrote it). `newlines`: keep line ends (a source line has none; a multi-line message may).
+// as \xNN, invisible and direction-changing code points (invisible_code_point) as \u{NNNN};
+// valid UTF-8 otherwise unchanged, backslashes too (a repr's "'\\n'" stays as Python wrote it). `newlines`: keep line ends (a source line has none; a multi-line message may).
 inline std::string for_terminal(std::string_view text, bool newlines = false) {
   std::string out;
   out.reserve(text.size());
@@ -64,6 +85,9 @@ inline std::string for_terminal(std::string_view text, bool newlines = false) {
     } else if (code >= 0x80 && code <= 0x9f) {
       out += fmt::format("\\u{:04x}", code);
       i += length;
+    } else if (invisible_code_point(code)) {
+      out += fmt::format("\\u{{{:04x}}}", code);
+      i += length;
     } else {
       out.append(text.substr(i, length));
       i += length;
@@ -72,18 +96,36 @@ inline std::string for_terminal(std::string_view text, bool newlines = false) {
   return out;
 }
 
-// A JSON text (ASCII controls already escaped by the writer) with the C1 controls it may carry
-// raw inside strings (U+0080-U+009F as UTF-8) written as \u00NN: valid JSON that reads the same,
-// safe on a terminal.
+// A JSON text (ASCII controls already escaped by the writer) with the C1 controls and invisible
+// code points (invisible_code_point) it may carry raw inside strings written as JSON escapes
+// (\u00NN, \uNNNN, a surrogate pair past U+FFFF): valid JSON that reads the same, safe on a
+// terminal.
 inline std::string json_for_terminal(std::string text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
-      out += fmt::format("\\u{:04x}", next);
-      ++i;
+    size_t length = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3
+                    : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
+    if (length == 0 || i + length > text.size()) {
+      out += static_cast<char>(byte);
+      continue;
+    }
+    uint32_t code = byte & (length == 2 ? 0x1f : length == 3 ? 0x0f : 0x07);
+    bool valid = true;
+    for (size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xc0) == 0x80;
+      code = (code << 6) | (next & 0x3f);
+    }
+    if (valid && ((code >= 0x80 && code <= 0x9f) || invisible_code_point(code))) {
+      if (code > 0xffff) {
+        const uint32_t high = 0xd800 + ((code - 0x10000) >> 10), low = 0xdc00 + ((code - 0x10000) & 0x3ff);
+        out += fmt::format("\\u{:04x}\\u{:04x}", high, low);
+      } else {
+        out += fmt::format("\\u{:04x}", code);
+      }
+      i += length - 1;
     } else {
       out += static_cast<char>(byte);
     }

@@ -3,17 +3,13 @@
 #include <fmt/format.h>
 
 namespace hangpy {
-namespace {
-
 // multiprocessing's child starts its own life in BaseProcess._bootstrap, called from the fork in
 // Popen._launch: the frames outside it are its parent's, inherited through fork (the parent's
 // `p.start()` line), not where the child is.
-bool starts_forked_child(const PlaceFrame& frame) {
-  return (frame.function == "_bootstrap" || frame.function.ends_with("._bootstrap")) &&
-         frame.file.ends_with("/multiprocessing/process.py");
+bool starts_forked_child(std::string_view function, std::string_view file) {
+  return (function == "_bootstrap" || function.ends_with("._bootstrap")) &&
+         file.ends_with("/multiprocessing/process.py");
 }
-
-}  // namespace
 
 bool is_library_file(std::string_view path) {
   return path.find("/lib/python") != std::string_view::npos ||
@@ -30,7 +26,7 @@ std::optional<PlaceIndexes> program_place(std::span<const PlaceFrame> frames) {
   if (frames.empty()) return std::nullopt;
   size_t first = 0;  // the outermost frame that is the process's own
   for (size_t i = 0; i < frames.size(); ++i)
-    if (starts_forked_child(frames[i])) first = i;
+    if (starts_forked_child(frames[i].function, frames[i].file)) first = i;
   for (size_t k = frames.size(); k-- > first;) {
     if (is_library_file(frames[k].file)) continue;
     if (k + 1 == frames.size()) return PlaceIndexes{k, k};

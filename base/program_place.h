@@ -24,6 +24,10 @@ bool is_library_file(std::string_view path);
 
 std::string_view base_name(std::string_view path);
 
+// Whether this frame is where a multiprocessing child forked from its parent starts its own life
+// (BaseProcess._bootstrap): the frames outside it are its parent's, inherited through fork.
+bool starts_forked_child(std::string_view function, std::string_view file);
+
 // Indexes into `frames` (Python frames, OUTERMOST first): `line_of` is the innermost frame
 // outside the libraries, `function_of` the function it calls there (the next frame in, library or
 // not, passing over decorators' closures), or itself when it is innermost; both the innermost

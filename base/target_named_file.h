@@ -33,8 +33,13 @@ class OpenedTargetFile {
 // `path` opened inside `root` ("" or "/": this machine's root, where no confinement is needed;
 // "/proc/PID/root" for a live process's own files): resolved by the kernel as if `root` were "/"
 // (openat2's RESOLVE_IN_ROOT; on kernels without it, a path whose real location is outside root
-// is refused). Errors: kNotFound (no such file, or outside root), kInvalidInput (not a regular
-// file: a directory, a FIFO, a device), kIo (anything else: no permission...).
+// is refused), never through a magic link (/proc/self/cwd/...). The file is first only named
+// (O_PATH), and opened for reading once it is known to be a regular file on an ordinary file
+// system: a device is never opened, and procfs, sysfs, debugfs, cgroupfs and their kind, whose
+// contents depend on who reads them (/proc/self/environ), are refused. The reading open goes
+// through /proc/self/fd, so /proc must be mounted where this runs. Errors: kNotFound (no such
+// file, or outside root), kInvalidInput (not a regular file of an ordinary file system), kIo
+// (anything else: no permission...).
 Expected<OpenedTargetFile> open_target_file(const std::string& root, const std::string& path);
 
 // Whether the process with `uid` and `gid` could read the file itself by its mode bits (root

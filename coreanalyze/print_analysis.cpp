@@ -1,5 +1,8 @@
 #include "coreanalyze/print_analysis.h"
 
+#include <unistd.h>
+
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -9,6 +12,7 @@
 #include "report/diagnosis_report.h"
 #include "report/process_facts.h"
 #include "report/process_labels.h"
+#include "report/repeated_frames.h"
 #include "report/source_excerpt.h"
 #include "report/stack_report.h"
 #include "base/printable.h"
@@ -23,11 +27,26 @@ report::SourcePolicy source_policy(const CommandLine& line, const report::Analys
   policy.enabled = !line.no_source;
   policy.uid = input.process.uid;
   policy.gid = input.process.gid;
+  // A core from another machine names its owner by that machine's ids: here the same uid may be
+  // another user, or root. Without --sysroot (the user's copy of that machine's files), it is
+  // taken to have read only what anyone may. Where the core does not say its host, the ids stand.
+  if (line.core.sysroot.empty() && line.pids.empty()) {
+    const std::optional<std::string> host = report::host_of(input.environment);
+    char here[256] = {};
+    if (host && ::gethostname(here, sizeof here - 1) == 0 && *host != here) {
+      policy.uid.reset();
+      policy.gid.reset();
+    }
+  }
   return policy;
 }
 
 // One note for the files not quoted because the process could not read them itself.
 void note_withheld(const report::FileSourceReader& sources, const report::AnalysedInput& input) {
+  if (sources.over_budget() > 0)
+    fmt::print(stderr, "coreanalyze: note: source lines left out: {} file(s) over the budget of {} MB "
+               "for all source files of one report\n",
+               sources.over_budget(), report::FileSourceReader::kMaxBytesPerRun >> 20);
   if (sources.withheld().empty()) return;
   const std::string owner = input.process.uid ? fmt::format("uid {}", *input.process.uid) : "owner unknown";
   fmt::print(stderr,
@@ -50,6 +69,8 @@ nlohmann::json json_document(const CommandLine& line, const report::AnalysedInpu
   if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
   if (found.locals) report::add_locals(document, stacks, *found.locals);
   if (found.tasks) report::add_asyncio_tasks(document, *found.tasks);
+  // Last: the other parts above find frames by their index.
+  report::fold_repeated_frames(document);
   return document;
 }
 

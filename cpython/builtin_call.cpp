@@ -105,7 +105,20 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
       if (places.runs(i, function, {})) return true;
     return false;
   };
-  auto alive = [&](uint64_t object) {
+  // A slot above the value stack's top may hold a callable of a call that returned. A module's
+  // function lives as long as its module and is made for no call: it counts while alive (a freed
+  // one on a free list still looks like one) and while its C function runs. A bound method is
+  // made for its call, or kept by others (a Condition keeps its lock's acquire): another one of
+  // the same C function may be what runs, so a stale slot cannot say which; the native stack
+  // finds those.
+  auto module_function_alive = [&](uint64_t object, const std::string& type) {
+    if (type != "builtin_function_or_method") return false;
+    auto self = read_pointer(objects.memory(), object + static_cast<uint64_t>(layout.callables.cfunction_self));
+    if (!self) return false;
+    if (*self != 0) {
+      auto self_type = objects.type_name(*self);
+      if (!self_type || *self_type != "module") return false;
+    }
     if (layout.object.ob_refcnt == kAbsent) return true;  // no single count to read
     auto count = read_value<int64_t>(objects.memory(),
                                      object + static_cast<uint64_t>(layout.object.ob_refcnt));
@@ -123,7 +136,7 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
       if (!seen.insert(word).second) continue;
       auto type = objects.type_name(word);
       if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
-      if (stale_possible && !alive(word)) continue;
+      if (stale_possible && !module_function_alive(word, *type)) continue;
       auto functions = c_functions(objects, word, *type);
       if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
         candidates.push_back({word, std::move(functions)});

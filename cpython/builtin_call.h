@@ -41,8 +41,8 @@ struct BuiltinCall {
 // function's bounds are found in `ranges` (its module's unwind table) they decide; where not, a
 // pc within a guessed span after the function's start counts. `value_stack` (0: none) is the
 // first value-stack slot of the Python frame that makes the call; a slot above the stack's top may
-// be stale, so there an object counts only while alive (a freed built-in kept on a free list still
-// looks like one).
+// be stale, so there only a module's function counts (sorted(), not a bound method), and only
+// while alive (a freed built-in kept on a free list still looks like one).
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
                                             const FunctionRanges* ranges,

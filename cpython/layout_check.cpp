@@ -34,13 +34,19 @@ Expected<LayoutFit> check_layout(const Target& target, const Layout& layout,
   if (!states && states.error().kind == ErrorKind::kNotSaved)
     return LayoutFit{*runtime, *interpreter, location->found_by};
   if (!states) return make_error(ErrorKind::kCorrupt, "its thread list cannot be read");
-  // A running interpreter has at least its main thread; an empty list means a wrong offset.
-  if (states->empty()) return make_error(ErrorKind::kCorrupt, "its interpreter has no thread");
+  // A running interpreter has at least its main thread; an empty list means a wrong offset. A
+  // list that loops or goes on too long after its first states is the process's damage, which
+  // the walk reports, not the layout's (the states read are checked below all the same).
+  // A runtime caught while it starts (or after it finalized) has no thread either: like a runtime
+  // with no interpreter, that is said as such, not as a wrong layout.
+  if (states->states.empty())
+    return make_error(ErrorKind::kNotFound,
+                      "its interpreter has no thread (not started yet, or already finalized)");
   // One thread whose frames read as code objects is enough; a thread with a corrupt chain must
   // not hide the others, so the layout fails only when every thread checked fails.
   std::optional<Error> first_failure;
   size_t checked = 0;
-  for (uint64_t state : *states) {
+  for (uint64_t state : states->states) {
     if (checked++ == kThreadsChecked) break;
     auto back = read_pointer(memory, state + static_cast<uint64_t>(layout.thread_state.interp));
     if (!back && back.error().kind == ErrorKind::kNotSaved) continue;  // the walk reports it

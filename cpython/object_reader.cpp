@@ -1,6 +1,9 @@
 #include "cpython/object_reader.h"
 
 #include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
 
 namespace hangpy::cpython {
 namespace {
@@ -23,6 +26,13 @@ void append_utf8(std::string& out, uint32_t code_point) {
   } else {
     out += "\xef\xbf\xbd";  // U+FFFD: the target held no valid code point
   }
+}
+
+// A str read in part is marked as such: a name cut without a mark reads as another name.
+std::string with_cut_mark(std::string text, uint64_t length) {
+  if (length > kMaxStringCodePoints)
+    text += fmt::format("\u2026(cut at {} characters)", kMaxStringCodePoints);
+  return text;
 }
 
 }  // namespace
@@ -116,7 +126,8 @@ Expected<std::string> ObjectReader::read_string(uint64_t object) const {
     size_t length = std::min<uint64_t>(static_cast<uint64_t>(*bytes), kMaxStringCodePoints);
     auto data = cpython::read_bytes(memory_, object + layout_.string.bytes_data, length);
     if (!data) return std::unexpected(data.error());
-    return std::string(reinterpret_cast<const char*>(data->data()), data->size());
+    return with_cut_mark(std::string(reinterpret_cast<const char*>(data->data()), data->size()),
+                         static_cast<uint64_t>(*bytes));
   }
   return read_pep393_string(object);
 }
@@ -166,7 +177,7 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
   if (kind == 1 && ascii &&
       std::all_of(raw->begin(), raw->end(), [](std::byte b) { return (b & std::byte{0x80}) == std::byte{0}; })) {
     text.assign(reinterpret_cast<const char*>(raw->data()), raw->size());
-    return text;
+    return with_cut_mark(std::move(text), static_cast<uint64_t>(*length));
   }
   text.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -175,7 +186,7 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
       code_point |= static_cast<uint32_t>((*raw)[i * kind + b]) << (8 * b);
     append_utf8(text, code_point);
   }
-  return text;
+  return with_cut_mark(std::move(text), static_cast<uint64_t>(*length));
 }
 
 Expected<std::string> ObjectReader::read_python2_unicode(uint64_t object) const {
@@ -207,7 +218,7 @@ Expected<std::string> ObjectReader::read_python2_unicode(uint64_t object) const 
     }
     append_utf8(text, unit);
   }
-  return text;
+  return with_cut_mark(std::move(text), static_cast<uint64_t>(*length));
 }
 
 }  // namespace hangpy::cpython

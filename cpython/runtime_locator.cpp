@@ -149,8 +149,8 @@ bool interpreter_is_plausible(const AddressSpace& memory, const Layout& layout, 
   StackWalker walker(memory, layout);
   auto states = walker.thread_states(interpreter);
   if (!states) return false;
-  for (size_t i = 0; i < states->size() && i < kThreadsChecked; ++i) {
-    PythonThread thread = walker.walk_thread((*states)[i], 0);
+  for (size_t i = 0; i < states->states.size() && i < kThreadsChecked; ++i) {
+    PythonThread thread = walker.walk_thread(states->states[i], 0);
     if (thread.error && thread.error->kind != ErrorKind::kNotSaved) return false;
     if (!thread.frames.empty()) return true;
   }

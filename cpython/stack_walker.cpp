@@ -18,23 +18,33 @@ Expected<T> read_field(const AddressSpace& memory, uint64_t base, int32_t offset
 StackWalker::StackWalker(const AddressSpace& memory, const Layout& layout)
     : memory_(memory), layout_(layout), objects_(memory, layout) {}
 
-Expected<std::vector<uint64_t>> StackWalker::thread_states(uint64_t interpreter) const {
+Expected<StackWalker::ThreadStateList> StackWalker::thread_states(uint64_t interpreter) const {
   const auto& t = layout_.thread_state;
   auto head = read_field<uint64_t>(memory_, interpreter, layout_.interpreter.threads_head);
   if (!head) return std::unexpected(head.error());
-  std::vector<uint64_t> states;
+  ThreadStateList list;
   std::unordered_set<uint64_t> seen;
   for (uint64_t state = *head; state != 0; ) {
-    if (!seen.insert(state).second)
-      return make_error(ErrorKind::kCorrupt, "thread state list loops", state);
-    if (states.size() >= kMaxThreadsPerInterpreter)
-      return make_error(ErrorKind::kCorrupt, "thread state list too long", state);
-    states.push_back(state);
+    if (!seen.insert(state).second) {
+      list.cut = Error{ErrorKind::kCorrupt,
+                       fmt::format("the thread state list loops (back to 0x{:x}) after {} states",
+                                   state, list.states.size()),
+                       state};
+      break;
+    }
+    if (list.states.size() >= kMaxThreadsPerInterpreter) {
+      list.cut = Error{ErrorKind::kCorrupt,
+                       fmt::format("the thread state list goes on past {} states; the rest are "
+                                   "not read", kMaxThreadsPerInterpreter),
+                       state};
+      break;
+    }
+    list.states.push_back(state);
     auto next = read_field<uint64_t>(memory_, state, t.next);
     if (!next) return std::unexpected(next.error());
     state = *next;
   }
-  return states;
+  return list;
 }
 
 std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpreter,
@@ -66,7 +76,9 @@ std::vector<PythonThread> StackWalker::walk_interpreters(uint64_t first_interpre
                                      states.error().describe()));
       continue;
     }
-    for (auto it = states->rbegin(); it != states->rend(); ++it)
+    if (states->cut)
+      warnings.push_back(fmt::format("interpreter {}: {}", id, states->cut->describe()));
+    for (auto it = states->states.rbegin(); it != states->states.rend(); ++it)
       threads.push_back(walk_thread(*it, id, *interp));
   }
   return threads;

@@ -36,8 +36,14 @@ class StackWalker {
   // thread's chain holds.
   Expected<PythonFrame> frame_at(uint64_t frame);
 
-  // The thread states of one interpreter, in list order.
-  Expected<std::vector<uint64_t>> thread_states(uint64_t interpreter) const;
+  // The thread states of one interpreter, in list order. A list that loops or runs past
+  // kMaxThreadsPerInterpreter gives the states read until then, with `cut` saying why: a
+  // damaged list is no wrong layout. An error: the list's head or a link cannot be read.
+  struct ThreadStateList {
+    std::vector<uint64_t> states;
+    std::optional<Error> cut;
+  };
+  Expected<ThreadStateList> thread_states(uint64_t interpreter) const;
 
   const ObjectReader& objects() const { return objects_; }
 

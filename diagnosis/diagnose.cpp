@@ -17,6 +17,7 @@
 #include "diagnosis/pool_waits.h"
 #include "diagnosis/syscalls.h"
 #include "diagnosis/wait_ends.h"
+#include "base/program_place.h"
 #include "base/wait_graph.h"
 
 namespace hangpy::diagnosis {
@@ -484,9 +485,17 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
     std::vector<uint64_t> held = context.locks.held_through_with(thread);
     // The lock a thread is blocked acquiring is not one it holds, though every version pushes
     // the `with`'s __exit__ before calling __enter__ in the frame that acquires it; a `with` of
-    // the same lock in an outer frame is the thread's own (a Lock is not reentrant).
+    // the same lock in an outer frame is the thread's own (a Lock is not reentrant), unless that
+    // frame is its parent's, inherited through fork: the lock was then taken before the fork.
     if (const LockState* waited = waited_lock(context, thread)) {
-      const std::vector<uint64_t> outer = context.locks.held_through_with(thread, 1);
+      size_t own_frames = thread.frames.size();
+      for (size_t f = 0; f < thread.frames.size(); ++f) {
+        if (starts_forked_child(thread.frames[f].function, thread.frames[f].file)) {
+          own_frames = f + 1;
+          break;
+        }
+      }
+      const std::vector<uint64_t> outer = context.locks.held_through_with(thread, 1, own_frames);
       if (std::find(outer.begin(), outer.end(), waited->object) == outer.end())
         std::erase(held, waited->object);
     }

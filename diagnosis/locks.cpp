@@ -169,7 +169,7 @@ std::optional<std::string> LockReader::c_method_name(uint64_t object) const {
 }
 
 std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread& thread,
-                                                    size_t first_frame) const {
+                                                    size_t first_frame, size_t end_frame) const {
   const cpython::AddressSpace& memory = objects_.memory();
   const uint64_t header = header_size(objects_.layout());
   std::vector<uint64_t> held;
@@ -180,7 +180,7 @@ std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread&
     if (state->reentrant && state->owner_ident != thread.thread_id) return;
     held.push_back(lock);
   };
-  for (size_t f = first_frame; f < thread.frames.size() && f < kFramesScanned; ++f) {
+  for (size_t f = first_frame; f < thread.frames.size() && f < end_frame && f < kFramesScanned; ++f) {
     std::vector<uint64_t> slots = value_stack(thread.frames[f], thread.frames);
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] == 0) continue;

@@ -38,9 +38,9 @@ class LockReader {
   std::vector<uint64_t> candidate_locks(const std::vector<cpython::PythonThread>& threads) const;
   // The locks the thread holds through `with`: a lock's bound __exit__ (3.14: the __exit__
   // descriptor followed by the lock) in a frame's value-stack slots, the lock being held now.
-  // Frames before `first_frame` (innermost first) are not looked at.
-  std::vector<uint64_t> held_through_with(const cpython::PythonThread& thread,
-                                          size_t first_frame = 0) const;
+  // Only frames [first_frame, end_frame) (innermost first) are looked at.
+  std::vector<uint64_t> held_through_with(const cpython::PythonThread& thread, size_t first_frame = 0,
+                                          size_t end_frame = SIZE_MAX) const;
 
  private:
   bool is_lock_type(uint64_t object, bool* reentrant) const;

@@ -46,7 +46,7 @@ Running start(const ChildCommand& command, ChildResult& result) {
   posix_spawn_file_actions_init(&actions);
   if (command.stdout_path) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, command.stdout_path->c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);  // a capture: its owner shares it
   } else if (command.capture) {
     running.out = std::tmpfile();
     if (running.out) posix_spawn_file_actions_adddup2(&actions, fileno(running.out), STDOUT_FILENO);

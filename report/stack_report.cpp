@@ -1,10 +1,15 @@
 #include "report/stack_report.h"
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "base/printable.h"
 #include "cpython/eval_groups.h"
 #include "report/diagnosis_report.h"
+#include "report/repeated_frames.h"
 #include "report/source_excerpt.h"
 
 namespace hangpy::report {
@@ -37,6 +42,46 @@ std::string after_frame(const cpython::PythonFrame& frame, const TextStyle& styl
   return style.after_frame ? style.after_frame(frame) : std::string();
 }
 
+// Pieces of a traceback in display order: a frame's lines (with the frame) or a call line
+// (without), joined with recursion folded (repeated_frames.h): only the frames shown are
+// formatted, so a 100,000-frame thread costs a few lines.
+class TracebackLines {
+ public:
+  TracebackLines(SourceReader* sources, const Colors& c, const TextStyle& style)
+      : sources_(sources), c_(c), style_(style) {}
+  void frame(const cpython::PythonFrame& frame) {
+    if (previous_ && repeats_previous(frame, *previous_)) {
+      if (++run_ > kRepeatsShown) return;
+    } else {
+      flush();
+      run_ = 1;
+    }
+    previous_ = &frame;
+    text_ += format_frame(frame, sources_, c_, style_) + after_frame(frame, style_);
+  }
+  void call(const std::string& line) {
+    flush();
+    previous_ = nullptr;
+    text_ += line;
+  }
+  std::string take() {
+    flush();
+    return std::move(text_);
+  }
+
+ private:
+  void flush() {
+    if (run_ > kRepeatsShown) text_ += repeated_frames_line(run_ - kRepeatsShown);
+    run_ = 0;
+  }
+  SourceReader* sources_;
+  const Colors& c_;
+  const TextStyle& style_;
+  const cpython::PythonFrame* previous_ = nullptr;
+  size_t run_ = 0;
+  std::string text_;
+};
+
 }  // namespace
 
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style) {
@@ -59,16 +104,16 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
     error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, for_terminal(thread.error->describe()),
                              c.reset);
   }
+  TracebackLines lines(sources, c, style);
   if (style.most_recent_first) {
     text += "Traceback (most recent call first):\n";
-    for (const auto& frame : thread.frames)
-      text += format_frame(frame, sources, c, style) + after_frame(frame, style);
-    text += error_line;
+    for (const auto& frame : thread.frames) lines.frame(frame);
+    text += lines.take() + error_line;
   } else {
     text += "Traceback (most recent call last):\n";
     text += error_line;  // the outermost frames are the ones that could not be read
-    for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
-      text += format_frame(*it, sources, c, style) + after_frame(*it, style);
+    for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it) lines.frame(*it);
+    text += lines.take();
   }
   return text;
 }
@@ -78,29 +123,31 @@ std::string format_traceback(const cpython::PythonThread& thread, SourceReader* 
                              const std::vector<std::vector<std::string>>& calls) {
   if (calls.empty() || thread.frames.empty()) return format_traceback(thread, sources, style);
   Colors c = colors_for(style);
-  std::vector<std::string> chunks;  // innermost first: call lines, then each frame
+  // Innermost first: call lines (a string) and frames (an index into thread.frames).
+  std::vector<std::pair<std::string, size_t>> chunks;
+  constexpr size_t kCallLine = SIZE_MAX;
   auto groups = cpython::eval_loop_groups(thread);
   for (size_t k = 0; k < groups.size(); ++k) {
     if (k < calls.size())
-      for (const std::string& line : calls[k]) chunks.push_back(fmt::format("  {}\n", line));
-    for (size_t i = groups[k].begin; i < groups[k].end; ++i)
-      chunks.push_back(format_frame(thread.frames[i], sources, c, style) +
-                       after_frame(thread.frames[i], style));
+      for (const std::string& line : calls[k]) chunks.emplace_back(fmt::format("  {}\n", line), kCallLine);
+    for (size_t i = groups[k].begin; i < groups[k].end; ++i) chunks.emplace_back(std::string(), i);
   }
+  TracebackLines lines(sources, c, style);
+  auto add = [&](const std::pair<std::string, size_t>& chunk) {
+    if (chunk.second == kCallLine) lines.call(chunk.first);
+    else lines.frame(thread.frames[chunk.second]);
+  };
   std::string error_line;
   if (thread.error) {
     error_line = fmt::format("  {}<frames end here: {}>{}\n", c.warning, for_terminal(thread.error->describe()),
                              c.reset);
   }
-  std::string text;
   if (style.most_recent_first) {
-    text = "Traceback (most recent call first):\n";
-    for (const std::string& chunk : chunks) text += chunk;
-    return text + error_line;
+    for (const auto& chunk : chunks) add(chunk);
+    return "Traceback (most recent call first):\n" + lines.take() + error_line;
   }
-  text = "Traceback (most recent call last):\n" + error_line;
-  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) text += *it;
-  return text;
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) add(*it);
+  return "Traceback (most recent call last):\n" + error_line + lines.take();
 }
 
 std::string format_threads_without_python(const cpython::ProcessStacks& stacks,

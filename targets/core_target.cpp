@@ -17,6 +17,7 @@
 #include "targets/module_table.h"
 #include "targets/proc_maps.h"
 #include "targets/recording_target.h"
+#include "targets/zeroed_stacks.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 #include "symbols/debuginfod_fetch.h"
@@ -274,6 +275,9 @@ class CoreTargetImpl final : public CoreTarget {
     if (!snapshot_) check_module_files(options);
     memory_ = std::make_unique<CoreMemory>(*core_, files_, sorted_mappings());
     fill_process_info();
+    // A snapshot keeps only the bytes an analysis read: zeros elsewhere are no sign.
+    if (!snapshot_)
+      if (auto zeroed = zeroed_stacks_warning(*core_)) warnings_.push_back(std::move(*zeroed));
   }
 
   const cpython::AddressSpace& memory() const override { return *memory_; }

@@ -28,12 +28,16 @@ std::string executable_of(int pid) {
   return length > 0 ? std::string(buffer.data(), static_cast<size_t>(length)) : std::string();
 }
 
+std::string auxiliary_vector_of(int pid) {
+  return read_proc_file(fmt::format("/proc/{}/auxv", pid)).value_or(std::string());
+}
+
 }  // namespace
 
 std::optional<ProcessIdentity> process_identity(int pid) {
   auto found = state_and_start(pid);
   if (!found) return std::nullopt;
-  return ProcessIdentity{found->second, executable_of(pid)};
+  return ProcessIdentity{found->second, executable_of(pid), auxiliary_vector_of(pid)};
 }
 
 std::optional<std::string> process_change(int pid, const std::optional<ProcessIdentity>& before) {
@@ -44,6 +48,11 @@ std::optional<std::string> process_change(int pid, const std::optional<ProcessId
   const std::string executable = executable_of(pid);
   if (!before->executable.empty() && !executable.empty() && executable != before->executable)
     return fmt::format("process {} ran exec (now {}) during the analysis", pid, printable(executable, 300));
+  const std::string auxiliary_vector = auxiliary_vector_of(pid);
+  if (!before->auxiliary_vector.empty() && !auxiliary_vector.empty() &&
+      auxiliary_vector != before->auxiliary_vector)
+    return fmt::format("process {} ran exec ({} again) during the analysis", pid,
+                       printable(executable.empty() ? before->executable : executable, 300));
   return std::nullopt;
 }
 

@@ -13,6 +13,10 @@ namespace hangpy::coreanalyze {
 struct ProcessIdentity {
   uint64_t start_time = 0;  // /proc/PID/stat's starttime: a reused PID has another
   std::string executable;   // /proc/PID/exe's link: exec changes it
+  // /proc/PID/auxv: exec of the same binary keeps the link and the start time, but the kernel
+  // writes a new auxiliary vector (AT_RANDOM's address, the loader's and, for a PIE, the
+  // program's base, all placed anew); empty when it cannot be read.
+  std::string auxiliary_vector;
 };
 
 // nullopt when /proc/PID is gone or cannot be read.

@@ -160,9 +160,45 @@ def compare_signal(report, expected):
             for key, want in sorted(expected.items()) if found.get(key) != want]
 
 
+def unfold_frames(frames):
+    """A thread's JSON frames with recursion unfolded: a frame with "repeated": N stands for
+    itself and N more identical frames (report/repeated_frames.h), as the ground truth lists them."""
+    unfolded = []
+    for frame in frames:
+        unfolded.append(frame)
+        unfolded.extend([frame] * int(frame.get("repeated") or 0))
+    return unfolded
+
+
+_REPEATED = re.compile(r"^  \[Previous frame repeated (\d+) more times?\]$")
+
+
+def unfold_text(lines):
+    """Text lines with each "[Previous frame repeated N more times]" line replaced by N copies of
+    the frame before it (its File line and the lines under it)."""
+    out = []
+    frame_start = None  # index in `out` of the last frame's File line
+    for line in lines:
+        match = _REPEATED.match(line)
+        if match and frame_start is not None:
+            block = out[frame_start:]
+            for _ in range(int(match.group(1))):
+                out.extend(block)
+            continue
+        if line.startswith("  File "):
+            frame_start = len(out)
+        elif not line.startswith("  "):
+            frame_start = None  # a thread's header, a blank line: no frame before
+        out.append(line)
+    return out
+
+
 def compare_json(truth, report):
     """List of problems (one string each, possibly with an indented diff); empty when equal."""
     problems = []
+    report = dict(report)
+    report["threads"] = [dict(thread, frames=unfold_frames(thread.get("frames") or []))
+                         for thread in report.get("threads") or []]
     process = report.get("process") or {}
     if process.get("pid") != truth["pid"]:
         problems.append("process.pid %r, want %r" % (process.get("pid"), truth["pid"]))
@@ -222,7 +258,7 @@ def compare_text(truth, text, read_lines=None):
     `read_lines(file)` gives the frame's source file, the line after it is that source line,
     stripped, as Python's tracebacks print it."""
     problems = []
-    blocks = _thread_blocks(text.splitlines())
+    blocks = _thread_blocks(unfold_text(text.splitlines()))
     for ident, thread in sorted(truth["threads"].items()):
         if int(ident) not in blocks:
             problems.append("text output: no header for thread %s (%s)" % (ident, thread.get("name")))

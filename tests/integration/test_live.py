@@ -196,7 +196,8 @@ def stacks_case(coreanalyze, interpreter, workdir):
         if sorted(threads) != sorted(truth["threads"]):
             problems.append("threads %s, ground truth %s" % (sorted(threads), sorted(truth["threads"])))
         for ident in sorted(set(threads) & set(truth["threads"])):
-            found = [[f.get("file"), f.get("line"), f.get("function")] for f in threads[ident]["frames"]]
+            found = [[f.get("file"), f.get("line"), f.get("function")]
+                     for f in compare.unfold_frames(threads[ident]["frames"])]
             if found != truth["threads"][ident]["frames"]:
                 problems.append("thread %s: frames %r, ground truth %r"
                                 % (ident, found, truth["threads"][ident]["frames"]))

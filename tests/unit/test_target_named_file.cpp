@@ -47,6 +47,22 @@ TEST_F(TargetNamedFile, RegularFilesOnlyWithoutBlocking) {
   EXPECT_FALSE(open_target_file("", root_).has_value());
 }
 
+TEST_F(TargetNamedFile, NeverTheKernelsViewsNorThroughMagicLinks) {
+  // Read by this program, these would be its own: the analyst's environment and name.
+  for (const char* path : {"/proc/self/environ", "/proc/self/status", "/proc/version",
+                           "/sys/kernel/mm/transparent_hugepage/enabled"}) {
+    auto opened = open_target_file("", path);
+    ASSERT_FALSE(opened.has_value()) << path;
+    EXPECT_EQ(opened.error().kind, ErrorKind::kInvalidInput) << path;
+  }
+  // /proc/self/cwd is a magic link: it would lead to this program's working directory.
+  ASSERT_EQ(::chdir(root_.c_str()), 0);
+  EXPECT_TRUE(open_target_file("", root_ + "/src/app.py").has_value());
+  EXPECT_FALSE(open_target_file("", "/proc/self/cwd/src/app.py").has_value());
+  EXPECT_FALSE(open_target_file(root_, "/proc/self/environ").has_value());
+  ASSERT_EQ(::chdir("/"), 0);
+}
+
 TEST_F(TargetNamedFile, PathsInsideTheRoot) {
   EXPECT_TRUE(path_inside_root(root_, root_ + "/src/app.py").has_value());
   EXPECT_FALSE(path_inside_root(root_, root_ + "/../outside.txt").has_value());

@@ -86,12 +86,21 @@ TEST_F(CorruptChains, ObjectOfTheWrongTypeIsNotTakenForCode) {
   EXPECT_TRUE(thread.frames.empty());
 }
 
-TEST_F(CorruptChains, ThreadListCycleIsReported) {
+TEST_F(CorruptChains, ThreadListCycleKeepsTheStatesReadAndSaysWhy) {
   image_.put<uint64_t>(kThread + layout_->thread_state.next, kThread);
   StackWalker walker(image_, *layout_);
   auto states = walker.thread_states(kInterp);
-  ASSERT_FALSE(states.has_value());
-  EXPECT_EQ(states.error().kind, ErrorKind::kCorrupt);
+  ASSERT_TRUE(states.has_value());
+  EXPECT_EQ(states->states, std::vector<uint64_t>{kThread});
+  ASSERT_TRUE(states->cut.has_value());
+  EXPECT_EQ(states->cut->kind, ErrorKind::kCorrupt);
+  EXPECT_NE(states->cut->message.find("loops"), std::string::npos);
+  // The walk keeps the thread and warns: the result is partial, not empty.
+  link(0, 0);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(walker.walk_interpreters(kInterp, warnings).size(), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("thread state list loops"), std::string::npos);
 }
 
 TEST_F(CorruptChains, InterpreterCycleGivesAWarningNotALoop) {
