@@ -118,18 +118,27 @@ Expected<std::vector<std::byte>> ObjectReader::read_bytes(uint64_t object, size_
 }
 
 Expected<std::string> ObjectReader::read_string(uint64_t object) const {
+  return read_string_up_to(object, kMaxStringCodePoints, true);
+}
+
+Expected<std::string> ObjectReader::read_string_prefix(uint64_t object, size_t max_code_points) const {
+  return read_string_up_to(object, std::min(max_code_points, kMaxStringCodePoints), false);
+}
+
+Expected<std::string> ObjectReader::read_string_up_to(uint64_t object, size_t max_code_points,
+                                                      bool mark) const {
   if (object == 0) return make_error(ErrorKind::kCorrupt, "null str pointer");
   if (layout_.string.model == StringModel::kBytes) {
     auto bytes = read_value<int64_t>(memory_, object + layout_.string.length);
     if (!bytes) return std::unexpected(bytes.error());
     if (*bytes < 0) return make_error(ErrorKind::kCorrupt, "negative str size", object);
-    size_t length = std::min<uint64_t>(static_cast<uint64_t>(*bytes), kMaxStringCodePoints);
+    size_t length = std::min<uint64_t>(static_cast<uint64_t>(*bytes), max_code_points);
     auto data = cpython::read_bytes(memory_, object + layout_.string.bytes_data, length);
     if (!data) return std::unexpected(data.error());
-    return with_cut_mark(std::string(reinterpret_cast<const char*>(data->data()), data->size()),
-                         static_cast<uint64_t>(*bytes));
+    std::string text(reinterpret_cast<const char*>(data->data()), data->size());
+    return mark ? with_cut_mark(std::move(text), static_cast<uint64_t>(*bytes)) : text;
   }
-  return read_pep393_string(object);
+  return read_pep393_string(object, max_code_points, mark);
 }
 
 Expected<bool> ObjectReader::string_equals(uint64_t object, std::string_view text) const {
@@ -146,7 +155,8 @@ Expected<bool> ObjectReader::string_equals(uint64_t object, std::string_view tex
   return *read == text;
 }
 
-Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
+Expected<std::string> ObjectReader::read_pep393_string(uint64_t object, size_t max_code_points,
+                                                      bool mark) const {
   const StringLayout& s = layout_.string;
   auto length = read_value<int64_t>(memory_, object + s.length);
   auto state = read_value<uint32_t>(memory_, object + s.state);
@@ -168,7 +178,7 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
     if (!pointer) return std::unexpected(pointer.error());
     data_address = *pointer;
   }
-  size_t count = std::min<uint64_t>(static_cast<uint64_t>(*length), kMaxStringCodePoints);
+  size_t count = std::min<uint64_t>(static_cast<uint64_t>(*length), max_code_points);
   auto raw = cpython::read_bytes(memory_, data_address, count * kind);
   if (!raw) return std::unexpected(raw.error());
 
@@ -177,7 +187,7 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
   if (kind == 1 && ascii &&
       std::all_of(raw->begin(), raw->end(), [](std::byte b) { return (b & std::byte{0x80}) == std::byte{0}; })) {
     text.assign(reinterpret_cast<const char*>(raw->data()), raw->size());
-    return with_cut_mark(std::move(text), static_cast<uint64_t>(*length));
+    return mark ? with_cut_mark(std::move(text), static_cast<uint64_t>(*length)) : text;
   }
   text.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -186,7 +196,7 @@ Expected<std::string> ObjectReader::read_pep393_string(uint64_t object) const {
       code_point |= static_cast<uint32_t>((*raw)[i * kind + b]) << (8 * b);
     append_utf8(text, code_point);
   }
-  return with_cut_mark(std::move(text), static_cast<uint64_t>(*length));
+  return mark ? with_cut_mark(std::move(text), static_cast<uint64_t>(*length)) : text;
 }
 
 Expected<std::string> ObjectReader::read_python2_unicode(uint64_t object) const {

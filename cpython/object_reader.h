@@ -32,8 +32,12 @@ class ObjectReader {
   // Fails with kCorrupt when the object is not of the type named.
   Expected<void> expect_type(uint64_t object, std::string_view expected_name) const;
 
-  // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints.
+  // A str (or Python 2 str) as UTF-8; longer strings are cut at kMaxStringCodePoints, with a
+  // mark saying so.
   Expected<std::string> read_string(uint64_t object) const;
+  // Its first `max_code_points` only, nothing read past them and no mark: for a repr that shows
+  // no more (what is read is what a snapshot keeps).
+  Expected<std::string> read_string_prefix(uint64_t object, size_t max_code_points) const;
   // Whether a str is `text` (ASCII): its length is compared before its characters are read, so a
   // dict lookup by name reads little of the keys that differ.
   Expected<bool> string_equals(uint64_t object, std::string_view text) const;
@@ -55,7 +59,8 @@ class ObjectReader {
   Expected<std::vector<std::byte>> read_bytes(uint64_t object, size_t cap = kMaxBytesObject) const;
 
  private:
-  Expected<std::string> read_pep393_string(uint64_t object) const;
+  Expected<std::string> read_string_up_to(uint64_t object, size_t max_code_points, bool mark) const;
+  Expected<std::string> read_pep393_string(uint64_t object, size_t max_code_points, bool mark) const;
 
   const AddressSpace& memory_;
   const Layout& layout_;

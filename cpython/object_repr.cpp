@@ -115,7 +115,7 @@ void ObjectRepr::write(Output& out, uint64_t object, int depth) const {
   if (flags & kBytesSubclass) {
     // Python 2's str is its bytes type; its repr has no prefix.
     if (layout.string.model == StringModel::kBytes) {
-      out.text += repr_text(object, false);
+      out.text += repr_text(object, false, out.limit + 1);
       return;
     }
     auto bytes = objects_.read_bytes(object, out.limit + 1);
@@ -128,7 +128,7 @@ void ObjectRepr::write(Output& out, uint64_t object, int depth) const {
     return;
   }
   if (flags & kUnicodeSubclass) {
-    out.text += repr_text(object, layout.string.model == StringModel::kBytes);
+    out.text += repr_text(object, layout.string.model == StringModel::kBytes, out.limit + 1);
     return;
   }
   if (flags & kDictSubclass) return write_dict(out, object, depth);
@@ -231,8 +231,10 @@ void ObjectRepr::write_exception(Output& out, uint64_t object, const std::string
   leave(out, object);
 }
 
-std::string ObjectRepr::repr_text(uint64_t object, bool is_python2_unicode) const {
-  auto text = is_python2_unicode ? objects_.read_python2_unicode(object) : objects_.read_string(object);
+std::string ObjectRepr::repr_text(uint64_t object, bool is_python2_unicode, size_t shown) const {
+  // No more is read than the repr can show: a secret past the cut stays out of a snapshot.
+  auto text = is_python2_unicode ? objects_.read_python2_unicode(object)
+                                 : objects_.read_string_prefix(object, shown);
   if (!text) {
     if (is_python2_unicode) return remote("unicode", object);  // the build's width is unknown
     return unreadable(object);

@@ -59,7 +59,8 @@ class ObjectRepr {
                        int depth) const;
   std::string repr_int(uint64_t object) const;
   std::string repr_float(uint64_t object) const;
-  std::string repr_text(uint64_t object, bool is_unicode) const;
+  // At most `shown` characters of it are read.
+  std::string repr_text(uint64_t object, bool is_unicode, size_t shown) const;
   std::optional<std::string> builtin_function_repr(uint64_t object) const;
   std::optional<std::string> method_wrapper_repr(uint64_t object) const;
 

@@ -10,7 +10,8 @@ and thread states the analysis reads; an argument and a local of every blocked f
   own sys._current_frames()); first, the core itself, unscrubbed, must hold every secret's value
   and name (else "no leak" could not fail);
 - `coreanalyze CORE --locals --snapshot F`: the local secret is in the output (the analysis read
-  it, so the check can fail), the environment's and the heap's secrets are still nowhere in F.
+  it, so the check can fail), the environment's and the heap's secrets are still nowhere in F,
+  nor a secret at character 3,000 of a local whose repr is shown only to 1,024 characters.
 
 Exit status: 0 passed, 1 failed, 77 when no interpreter is installed.
 """
@@ -35,6 +36,7 @@ SECRETS = {
     "HANGPY_PRIVACY_ENV": "envsecret%s" % uuid.uuid4().hex,
     "HANGPY_PRIVACY_HEAP": "heapsecret%s" % uuid.uuid4().hex,
     "HANGPY_PRIVACY_LOCAL": "localsecret%s" % uuid.uuid4().hex,
+    "HANGPY_PRIVACY_CUT": "cutsecret%s" % uuid.uuid4().hex,
 }
 
 
@@ -153,6 +155,9 @@ def check_interpreter(coreanalyze, name, interpreter, results):
         if out is not None:
             if SECRETS["HANGPY_PRIVACY_LOCAL"] not in out:
                 problems.append("--locals does not show the frames' local secret: %r" % out[-600:])
+            # The long argument is shown, cut before its secret: read no further than shown.
+            if "long_text = '0" + "x" * 100 not in out or "...(truncated)" not in out:
+                problems.append("--locals does not show the long argument, cut: %r" % out[-600:])
             problems += ["the --locals snapshot holds %s" % leak
                          for leak in leaks(snapshot, allowed=("HANGPY_PRIVACY_LOCAL",))]
         results.check("%s: --locals --snapshot keeps the locals it showed, no other secret" % name,

@@ -8,6 +8,8 @@ Three secrets, given in the environment, each a marker no analysis has a reason 
   analysis reads (each blocked thread's code object, its names, its frame, its thread state), and
   kept alive in a function attribute (no frame's local, so not even --locals shows them);
 - HANGPY_PRIVACY_LOCAL: an argument and a local of every blocked frame: read with --locals only.
+- HANGPY_PRIVACY_CUT: at character 3,000 of a 5,000-character argument of every blocked frame:
+  --locals shows the first 1,024 characters of its repr only, so it must read no further.
 
 Four threads block in Event.wait (3 of them in frames compiled here, between the heap secrets)
 and the main thread in join; READY_PATH gets the threads' stacks from sys._current_frames()
@@ -39,7 +41,7 @@ def keep(objects):
 keep.alive = []
 
 BLOCKER_SOURCE = """
-def blocked_%(n)d(event, token):
+def blocked_%(n)d(event, token, long_text):
     local_copy = token + "-local-%(n)d"
     event.wait()
     return local_copy
@@ -69,6 +71,11 @@ def wait_until_blocked(threads):
     raise SystemExit("threads did not block")
 
 
+def long_text(n):
+    """5,000 characters, the secret at character 3,000: past what a repr of it shows."""
+    return "%d" % n + "x" * 2999 + os.environ["HANGPY_PRIVACY_CUT"] + "y" * 2000
+
+
 def start_blockers(event, local_secret):
     """The blocked threads, made between the heap secrets (which no frame left on a stack holds,
     so --locals does not show them either)."""
@@ -76,7 +83,8 @@ def start_blockers(event, local_secret):
     threads = []
     for n in range(3):
         function = make_blocker(n, heap_secret)
-        thread = threading.Thread(target=function, args=(event, local_secret), name="blocker-%d" % n)
+        thread = threading.Thread(target=function, args=(event, local_secret, long_text(n)),
+                                  name="blocker-%d" % n)
         keep(heap_neighbours(heap_secret, "before-start-%d" % n))
         thread.start()
         keep(heap_neighbours(heap_secret, "after-start-%d" % n))
