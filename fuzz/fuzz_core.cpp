@@ -1,20 +1,27 @@
 // libFuzzer target: a core file from any bytes through everything coreanalyze does without
 // --native: the core reader (notes, segments, NT_FILE), the symbol note of snapshot cores, the
 // version probe and layout check, the walker over the core's memory, thread names, the
-// diagnosis (locks, cycles), asyncio's tasks, the environment on the initial stack (labels) and
-// the text and JSON reports. Seeded with the snapshot cores of
-// tests/corpus, whose mutations are corrupt process memory for the walker.
+// diagnosis (locks, cycles), asyncio's tasks, the locals' reprs (--locals), the environment on
+// the initial stack (labels), the text and JSON reports with recursion folded, and the snapshot
+// writer over what was read (--snapshot). Seeded with the snapshot cores of tests/corpus, whose
+// mutations are corrupt process memory for the walker (thread lists that loop or run long).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "analysis/process_analysis.h"
 #include "targets/core_file.h"
 #include "targets/core_target.h"
 #include "targets/initial_environment.h"
+#include "targets/recording_target.h"
+#include "targets/snapshot_process.h"
+#include "targets/snapshot_writer.h"
 #include "fuzz/memory_file.h"
 #include "report/asyncio_report.h"
 #include "report/json_report.h"
+#include "report/locals_report.h"
 #include "report/process_labels.h"
+#include "report/repeated_frames.h"
 #include "report/stack_report.h"
 
 using namespace hangpy;
@@ -39,7 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   facts.os_threads = (*target)->threads();
   analysis::Request request;
   request.call_notes = true;
-  const analysis::ProcessAnalysis found = analysis::analyse_process(**target, facts, request);
+  request.locals = true;
+  // Read through a recording, as --snapshot reads, so that the snapshot writer gets what was read.
+  coreanalyze::RecordingTarget recording(**target);
+  const analysis::ProcessAnalysis found = analysis::analyse_process(recording, facts, request);
   if (!found.stacks) return 0;
   const cpython::ProcessStacks& stacks = *found.stacks;
   (void)report::format_process(stacks, nullptr, report::TextStyle{}, &found.details.diagnosis);
@@ -49,6 +59,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)report::format_asyncio_tasks(tasks, stacks);
   nlohmann::json document = report::process_document(input, stacks);
   report::add_asyncio_tasks(document, tasks);
+  if (found.details.locals) report::add_locals(document, stacks, *found.details.locals);
+  report::fold_repeated_frames(document);
   (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The snapshot of what was read, renamed into place in the scratch directory (memory).
+  if (!fuzz::scratch_directory().empty()) {
+    (void)coreanalyze::write_snapshot(fuzz::scratch_directory() + "/snapshot.core",
+                                      coreanalyze::snapshot_process_of((*target)->core()), recording);
+  }
   return 0;
 }

@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace hangpy::fuzz {
@@ -39,5 +41,18 @@ class MemoryFile {
   int fd_;
   bool ok_ = false;
 };
+
+// A directory for files a target must reach by a real name (a source file named .py, a snapshot
+// renamed into place): under /dev/shm (memory) where it exists, made once per run, emptied and
+// removed at exit.
+inline const std::string& scratch_directory() {
+  static const std::string path = [] {
+    std::string pattern = access("/dev/shm", W_OK) == 0 ? "/dev/shm/hangpy-fuzz-XXXXXX" : "/tmp/hangpy-fuzz-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) return std::string();
+    std::atexit([] { std::filesystem::remove_all(scratch_directory()); });
+    return pattern;
+  }();
+  return path;
+}
 
 }  // namespace hangpy::fuzz
