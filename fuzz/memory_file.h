@@ -46,13 +46,16 @@ class MemoryFile {
 // renamed into place): under /dev/shm (memory) where it exists, made once per run, emptied and
 // removed at exit.
 inline const std::string& scratch_directory() {
-  static const std::string path = [] {
-    std::string pattern = access("/dev/shm", W_OK) == 0 ? "/dev/shm/hangpy-fuzz-XXXXXX" : "/tmp/hangpy-fuzz-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) return std::string();
-    std::atexit([] { std::filesystem::remove_all(scratch_directory()); });
-    return pattern;
+  // Never destroyed: the exit handler that removes the directory runs after static destructors
+  // of objects made before it was registered.
+  static const std::string* path = [] {
+    auto made = new std::string(access("/dev/shm", W_OK) == 0 ? "/dev/shm/hangpy-fuzz-XXXXXX"
+                                                               : "/tmp/hangpy-fuzz-XXXXXX");
+    if (mkdtemp(made->data()) == nullptr) made->clear();
+    else std::atexit([] { std::filesystem::remove_all(*path); });
+    return made;
   }();
-  return path;
+  return *path;
 }
 
 }  // namespace hangpy::fuzz
