@@ -26,6 +26,7 @@ void py_bt(std::string_view argument) {
   style.most_recent_first = true;
   style.qualified_names = false;  // libpython.py's py-bt prints co_name: scripts grep for it
   style.carets = false;            // and no caret lines: the output reads line for line the same
+  style.fold_recursion = false;    // and every frame of a recursion
   // What each eval-loop call is calling in C, as libpython prints it; from gdb's frames, which
   // only the selected thread (the one `thread apply` is at) has.
   auto calls = call_texts(selected_thread_calls(context));

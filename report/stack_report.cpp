@@ -50,7 +50,7 @@ class TracebackLines {
   TracebackLines(SourceReader* sources, const Colors& c, const TextStyle& style)
       : sources_(sources), c_(c), style_(style) {}
   void frame(const cpython::PythonFrame& frame) {
-    if (previous_ && repeats_previous(frame, *previous_)) {
+    if (style_.fold_recursion && previous_ && repeats_previous(frame, *previous_)) {
       if (++run_ > kRepeatsShown) return;
     } else {
       flush();

@@ -18,6 +18,9 @@ struct TextStyle {
   bool qualified_names = true;     // Cls.method (co_qualname); libpython prints co_name
   int context_lines = 0;           // source lines before and after each frame's (--context)
   bool carets = true;              // the caret line under the running expression (3.11 on)
+  // Recursion folded as Python's tracebacks fold it (repeated_frames.h); libpython's py-bt lists
+  // every frame.
+  bool fold_recursion = true;
   // Text printed under each frame's lines (coreanalyze --locals); none when empty.
   std::function<std::string(const cpython::PythonFrame&)> after_frame;
   // Text printed before frame N of an LWP's merged native stack (coreanalyze --native: the
