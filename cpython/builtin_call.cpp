@@ -85,8 +85,8 @@ std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
 
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
-                                            const FunctionRanges* ranges, uint64_t value_stack,
-                                            uint64_t value_stack_slots) {
+                                            const FunctionRanges* ranges,
+                                            std::optional<ValueStackWindow> value_stack) {
   std::vector<BuiltinCall> calls;
   low = (low + 7) & ~uint64_t{7};
   if (high <= low || pcs.empty()) return calls;
@@ -143,8 +143,7 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
     }
   };
   scan(low, high - low, false);
-  if (value_stack != 0 && (value_stack & 7) == 0)
-    scan(value_stack, 8 * std::min(value_stack_slots, kValueStackScanSlots), true);
+  if (value_stack && (value_stack->base & 7) == 0) scan(value_stack->base, 8 * value_stack->slots, true);
   // Which frame runs each call (an unbounded pc belongs to the candidate function that starts
   // closest before it); innermost call first, as libpython lists C frames.
   std::vector<uint64_t> starts;
@@ -164,14 +163,6 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
   for (const auto& [frame, object] : ordered)
     if (auto line = printer.callable_repr(object)) calls.push_back({object, *line, frame});
   return calls;
-}
-
-uint64_t value_stack_slots(uint64_t value_stack, const std::vector<PythonFrame>& frames) {
-  uint64_t slots = kValueStackScanSlots;
-  for (const PythonFrame& frame : frames)
-    if (frame.address >= value_stack && frame.address - value_stack < 8 * slots)
-      slots = (frame.address - value_stack) / 8;
-  return slots;
 }
 
 }  // namespace hangpy::cpython

@@ -6,13 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "cpython/function_ranges.h"
 #include "cpython/object_reader.h"
-#include "cpython/stacks.h"
+#include "cpython/value_stack.h"
 
 namespace hangpy::cpython {
 
@@ -39,18 +40,13 @@ struct BuiltinCall {
 // in the C function it calls (its PyMethodDef's ml_meth; a method-wrapper's wrapper or slot
 // function), so a stale pointer left on the stack by an earlier call is not taken. Where a
 // function's bounds are found in `ranges` (its module's unwind table) they decide; where not, a
-// pc within a guessed span after the function's start counts. `value_stack` (0: none) is the
-// first value-stack slot of the Python frame that makes the call; a slot above the stack's top may
-// be stale, so there only a module's function counts (sorted(), not a bound method), and only
-// while alive (a freed built-in kept on a free list still looks like one).
+// pc within a guessed span after the function's start counts. `value_stack` (none: not read) is
+// the calling Python frame's (value_stack.h); a slot above the stack's top may be stale, so there
+// only a module's function counts (sorted(), not a bound method), and only while alive (a freed
+// built-in kept on a free list still looks like one).
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
                                             const FunctionRanges* ranges,
-                                            uint64_t value_stack = 0,
-                                            uint64_t value_stack_slots = kValueStackScanSlots);
-
-// How many slots from `value_stack` may be read as its frame's: up to kValueStackScanSlots, and
-// not into another frame of the thread (from 3.11 the frame it called is pushed just above it).
-uint64_t value_stack_slots(uint64_t value_stack, const std::vector<PythonFrame>& frames);
+                                            std::optional<ValueStackWindow> value_stack = std::nullopt);
 
 }  // namespace hangpy::cpython

@@ -113,14 +113,6 @@ Expected<std::vector<Variable>> VariableReader::slot_values(const PythonFrame& f
   return variables;
 }
 
-Expected<uint64_t> VariableReader::value_stack(const PythonFrame& frame) const {
-  if (layout_.frame.localsplus == kAbsent)
-    return make_error(ErrorKind::kUnsupported, "this layout has no frame slots");
-  auto names = slot_names(ObjectReader(memory_, layout_), frame.code_address, SlotsShown::kAll);
-  if (!names) return std::unexpected(names.error());
-  return frame.address + static_cast<uint64_t>(layout_.frame.localsplus) + 8 * names->size();
-}
-
 Expected<std::optional<FoundVariable>> VariableReader::lookup(const PythonFrame& frame,
                                                               std::string_view name,
                                                               Want want) const {

@@ -57,9 +57,6 @@ class VariableReader {
   enum class Want { kRepr, kObjectOnly };
   Expected<std::optional<FoundVariable>> lookup(const PythonFrame& frame, std::string_view name,
                                                 Want want = Want::kRepr) const;
-  // Where the frame's value stack begins: the first slot after its fast slots (locals, cells,
-  // free variables). Its depth is not recorded while the frame runs.
-  Expected<uint64_t> value_stack(const PythonFrame& frame) const;
   // A bounded repr of any object; never fails (an unreadable object reads "<unreadable ...>").
   std::string repr(uint64_t object, size_t max_length = kMaxReprLength) const;
 

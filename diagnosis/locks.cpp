@@ -6,6 +6,7 @@
 
 #include "cpython/container_reader.h"
 #include "cpython/instance_attributes.h"
+#include "cpython/value_stack.h"
 
 namespace hangpy::diagnosis {
 namespace {
@@ -14,7 +15,6 @@ using cpython::kAbsent;
 using cpython::LockModel;
 using cpython::LockVariant;
 
-constexpr size_t kMaxSlots = 4096;           // fast slots of one frame
 constexpr size_t kValueStackWindow = 32;     // value-stack slots read per frame
 constexpr size_t kFramesScanned = 64;        // innermost frames of a thread scanned for `with`
 constexpr size_t kFramesForCandidates = 12;  // innermost frames whose variables are looked at
@@ -106,39 +106,13 @@ bool LockReader::waited_on_at(const LockState& lock, uint64_t futex_address) con
 
 std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame,
                                                const std::vector<cpython::PythonFrame>& frames) const {
-  const cpython::Layout& layout = objects_.layout();
-  const cpython::AddressSpace& memory = objects_.memory();
-  if (layout.frame.localsplus == kAbsent || frame.code_address == 0) return {};
-  cpython::ContainerReader containers(objects_);
-  uint64_t slots = 0;
-  const cpython::VariablesLayout& v = layout.variables;
-  for (int32_t offset : {v.code_local_names, v.code_cell_names, v.code_free_names}) {
-    if (offset == kAbsent) continue;
-    auto tuple = cpython::read_pointer(memory, frame.code_address + static_cast<uint64_t>(offset));
-    if (!tuple) return {};
-    auto size = cpython::read_value<int64_t>(memory, *tuple + static_cast<uint64_t>(layout.object.ob_size));
-    if (!size || *size < 0 || static_cast<uint64_t>(*size) > kMaxSlots) return {};
-    slots += static_cast<uint64_t>(*size);
-  }
-  const uint64_t base = frame.address + static_cast<uint64_t>(layout.frame.localsplus) + 8 * slots;
-  // A frame object (up to 3.10) is a variable-size object: ob_size slots (locals, cells, frees,
-  // then the value stack) are all it has; a slot past them is a heap neighbour, whatever it
-  // holds, so it is not read (a snapshot keeps what the analysis read).
-  size_t window = kValueStackWindow;
-  if (layout.frame.model == cpython::FrameModel::kFrameObject) {
-    auto extras = cpython::read_value<int64_t>(memory, frame.address + static_cast<uint64_t>(layout.object.ob_size));
-    if (!extras || *extras < 0 || static_cast<uint64_t>(*extras) < slots) return {};
-    window = std::min<size_t>(window, static_cast<uint64_t>(*extras) - slots);
-  }
-  // A frame just above this one (the frame it called, from 3.11 pushed on the same data stack)
-  // is no slot of this frame's stack: its code and locals would count as this frame's.
-  for (const cpython::PythonFrame& other : frames)
-    if (other.address >= base && other.address - base < 8 * window) window = (other.address - base) / 8;
+  const auto window = cpython::value_stack_window(objects_, frame, frames, kValueStackWindow);
+  if (!window) return {};
   std::vector<uint64_t> values;
-  for (size_t i = 0; i < window; ++i) {
-    auto value = cpython::read_pointer(memory, base + 8 * i);
+  for (size_t i = 0; i < window->slots; ++i) {
+    auto value = cpython::read_pointer(objects_.memory(), window->base + 8 * i);
     if (!value) break;
-    values.push_back(*value & ~layout.frame.stack_ref_tag_mask);
+    values.push_back(*value & ~objects_.layout().frame.stack_ref_tag_mask);
   }
   return values;
 }

@@ -4,7 +4,6 @@
 
 #include "cpython/builtin_call.h"
 #include "cpython/eval_groups.h"
-#include "cpython/frame_variables.h"
 #include "gdbplugin/gdb_api.h"
 #include "gdbplugin/python_error.h"
 
@@ -101,7 +100,6 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
     if (frames[i].name == eval_loop_function) eval_frames.push_back(i);
   const auto frame_groups = cpython::eval_loop_groups(thread);
   const size_t groups = frame_groups.size();
-  const cpython::VariableReader variables(objects.memory(), objects.layout());
   auto& lines = result.calls;
   size_t start = 0;
   for (size_t k = 0; k < groups && k < eval_frames.size(); ++k) {
@@ -117,12 +115,13 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
     if (start < end) {
       // The group's innermost Python frame makes the call; its value stack holds the callable.
       const cpython::FrameRange group = frame_groups[k];
-      const uint64_t value_stack =
+      const auto value_stack =
           group.begin < thread.frames.size()
-              ? variables.value_stack(thread.frames[group.begin]).value_or(0) : 0;
-      for (const auto& call : cpython::find_builtin_calls(
-               objects, frames[start].sp, frames[end].sp, pcs, ranges, value_stack,
-               cpython::value_stack_slots(value_stack, thread.frames))) {
+              ? cpython::value_stack_window(objects, thread.frames[group.begin], thread.frames,
+                                            cpython::kValueStackScanSlots)
+              : std::nullopt;
+      for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp, frames[end].sp,
+                                                          pcs, ranges, value_stack)) {
         // libpython names the frame that calls the C function (cfunction_call, wrapper_call):
         // the one just outside it, unless that is the eval loop's own.
         size_t frame = start + std::min(call.frame, pcs.size() - 1);

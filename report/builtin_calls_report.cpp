@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "cpython/builtin_call.h"
-#include "cpython/frame_variables.h"
 
 namespace hangpy::report {
 
@@ -14,7 +13,6 @@ CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& 
   CallNotes notes;
   cpython::ObjectReader objects(target.memory(), layout);
   const cpython::FunctionRanges ranges(target.memory(), target.modules());
-  const cpython::VariableReader variables(target.memory(), layout);
   for (const auto& [lwp, stack] : merged) {
     const auto& frames = stack.frames;
     std::vector<cpython::PythonFrame> python_frames;  // the thread's, to bound a value stack
@@ -29,10 +27,10 @@ CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& 
         std::vector<uint64_t> pcs;
         for (size_t j = run_start; j < i; ++j)
           if (frames[j].native) pcs.push_back(frames[j].native->pc);
-        const uint64_t value_stack = variables.value_stack(*frames[i].python).value_or(0);
-        for (const auto& call : cpython::find_builtin_calls(
-                 objects, frames[run_start].native->sp, frames[i].native->sp, pcs, &ranges,
-                 value_stack, cpython::value_stack_slots(value_stack, python_frames)))
+        const auto value_stack = cpython::value_stack_window(objects, *frames[i].python, python_frames,
+                                                             cpython::kValueStackScanSlots);
+        for (const auto& call : cpython::find_builtin_calls(objects, frames[run_start].native->sp,
+                                                            frames[i].native->sp, pcs, &ranges, value_stack))
           notes[{lwp, i}].push_back(call.line);
       }
       run_start = i + 1;

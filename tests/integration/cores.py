@@ -270,6 +270,19 @@ def gcore(pid, core, root=None):
     return core
 
 
+def truth_when_blocked(process, truth_path, seconds, settle=0.0):
+    """The ground truth a program started as `process` writes (atomically) to `truth_path` once it
+    blocks, read after `settle` more seconds; None when it did not within `seconds` or ended."""
+    deadline = time.time() + seconds
+    while not os.path.exists(truth_path) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    if not os.path.exists(truth_path):
+        return None
+    time.sleep(settle)
+    with open(truth_path) as stream:
+        return json.load(stream)
+
+
 def install_programs(directory):
     """Copy tests/programs to `directory` (replacing what is there); returns `directory`."""
     shutil.rmtree(directory, ignore_errors=True)

@@ -235,15 +235,10 @@ def main():
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.time() + 30
-            while not os.path.exists(truth_path) and time.time() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            if not os.path.exists(truth_path):
+            truth = cores.truth_when_blocked(process, truth_path, 30, settle=0.5)
+            if truth is None:
                 results.report("FAIL", "hostile names: the program never blocked: %r" % process.stdout.read()[-400:])
                 return results.finish()
-            time.sleep(0.5)
-            with open(truth_path) as stream:
-                truth = json.load(stream)
             pid = truth["pid"]
             names = Names(truth)
             checks = [("--pid text", [coreanalyze, "--pid", str(pid)]),

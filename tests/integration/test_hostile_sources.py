@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
@@ -138,15 +137,10 @@ def main():
                                    stderr=subprocess.STDOUT, start_new_session=True,
                                    env=dict((k, v) for k, v in os.environ.items() if k != "HANGPY_ANALYST_TOKEN"))
         try:
-            deadline = time.time() + 30
-            while not os.path.exists(truth_path) and time.time() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            if not os.path.exists(truth_path):
+            truth = cores.truth_when_blocked(process, truth_path, 30, settle=0.5)
+            if truth is None:
                 results.report("FAIL", "hostile sources: the program never blocked: %r" % process.stdout.read()[-400:])
                 return results.finish()
-            time.sleep(0.5)
-            with open(truth_path) as stream:
-                truth = json.load(stream)
             pid = truth["pid"]
             for label, command in (("--pid text", [coreanalyze, "--pid", str(pid)]),
                                    ("--pid --json --context 5", [coreanalyze, "--pid", str(pid), "--json", "--context", "5"])):

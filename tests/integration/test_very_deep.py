@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cores  # noqa: E402
@@ -89,14 +88,10 @@ def main():
         process = subprocess.Popen([PYTHON, os.path.join(cores.PROGRAMS, "very_deep.py"), truth_path],
                                    stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            deadline = time.time() + 60
-            while not os.path.exists(truth_path) and time.time() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            if not os.path.exists(truth_path):
+            truth = cores.truth_when_blocked(process, truth_path, 60)
+            if truth is None:
                 results.report("FAIL", "very deep: the program never blocked")
                 return results.finish()
-            with open(truth_path) as stream:
-                truth = json.load(stream)
             pid = str(truth["pid"])
             for label, command, check in (("--pid text", [coreanalyze, "--pid", pid], text_problems),
                                           ("--pid --json", [coreanalyze, "--pid", pid, "--json"], json_problems)):
