@@ -168,11 +168,15 @@ analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& inpu
   facts.pid = target.process().pid;
   facts.os_threads = target.threads();
   facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
-  if (!input.saved_open_files.empty()) {
-    facts.describe_fd = [&input](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
-      auto found = input.saved_open_files.find(fd);
-      if (found == input.saved_open_files.end()) return std::nullopt;
-      return diagnosis::FileDescriptorFacts{found->second, {}};
+  const std::vector<cpython::PipeEnd>& pipe_ends = target.process().pipe_ends;
+  if (!input.saved_open_files.empty() || !pipe_ends.empty()) {
+    facts.describe_fd = [&input, &pipe_ends](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
+      if (auto found = input.saved_open_files.find(fd); found != input.saved_open_files.end())
+        return diagnosis::FileDescriptorFacts{found->second, {}};
+      // A snapshot's note: which pipe, not who holds its other end (a triage matches that).
+      for (const cpython::PipeEnd& end : pipe_ends)
+        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("pipe:[{}]", end.inode), {}};
+      return std::nullopt;
     };
   }
   return facts;

@@ -68,6 +68,16 @@ struct SignalInfo {
   std::optional<uint64_t> fault_address;  // SIGSEGV, SIGBUS, SIGILL, SIGFPE raised by a fault
 };
 
+// A pipe's end a process holds: the descriptor, the pipe (its inode, which both ends share) and
+// which end it is. A process blocked at one end of a pipe can be woken only by the processes that
+// hold its other end, which no single process's memory says: the targets that know their
+// descriptors (/proc, a snapshot's note) list them, and a triage matches them across processes.
+struct PipeEnd {
+  int64_t fd = 0;
+  uint64_t inode = 0;
+  bool read_end = false;
+};
+
 // Facts about the process a target shows, for reports (the engine itself does not need them).
 struct ProcessInfo {
   int64_t pid = 0;
@@ -83,6 +93,9 @@ struct ProcessInfo {
   std::optional<char> state;  // the process state letter at dump time (R, S, D, T, t, Z, ...)
   // When the look was taken, in Unix time (seconds): a live read's stop; a snapshot records it.
   std::optional<double> taken_at{};
+  // The pipe ends it holds, where the target knows them (a live process's /proc, a snapshot's
+  // note); empty for an ordinary core, which holds no descriptor table.
+  std::vector<PipeEnd> pipe_ends;
 };
 
 // A range of the target's memory.

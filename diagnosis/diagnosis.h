@@ -83,6 +83,8 @@ struct BlockedOn {
   // A read or write of a pipe: the other processes holding its other end, the only ones that can
   // end the wait (a live process's /proc tells; empty when unknown).
   std::vector<int64_t> other_end_pids;
+  // The file descriptor a read, write, send, receive or accept waits on, where registers say.
+  std::optional<int64_t> fd;
 };
 
 struct ThreadDiagnosis {

@@ -88,6 +88,8 @@ void name_file_descriptor(const std::function<std::optional<FileDescriptorFacts>
   if (!thread.syscall || thread.syscall_arguments_lost || !takes_file_descriptor(*thread.syscall)) return;
   const int64_t fd = static_cast<int32_t>(thread.syscall_arguments[0]);
   if (fd < 0) return;
+  thread.blocked_on.fd = fd;
+  if (!describe_fd) return;
   auto what = describe_fd(fd);
   if (!what) return;
   BlockedOn& blocked = thread.blocked_on;

@@ -108,6 +108,7 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"holder_gone", blocked.holder_gone},
         {"child_pid", optional_json(blocked.child_pid)},
         {"other_end_pids", blocked.other_end_pids},
+        {"fd", optional_json(blocked.fd)},
         {"worker_native_thread_id", optional_json(blocked.worker_lwp)},
         {"worker_waits", blocked.worker_waits.empty() ? nlohmann::json(nullptr) : nlohmann::json(blocked.worker_waits)},
     };

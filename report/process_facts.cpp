@@ -120,6 +120,13 @@ void add_process_facts(nlohmann::json& process_json, const cpython::ProcessInfo&
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   };
   process_json["parent_pid"] = optional_json(process.parent_pid);
+  // Only where the target knows its descriptors: a triage matches pipes' ends across processes.
+  if (!process.pipe_ends.empty()) {
+    nlohmann::json ends = nlohmann::json::array();
+    for (const cpython::PipeEnd& end : process.pipe_ends)
+      ends.push_back({{"fd", end.fd}, {"inode", end.inode}, {"end", end.read_end ? "read" : "write"}});
+    process_json["pipe_ends"] = std::move(ends);
+  }
   process_json["uid"] = optional_json(process.uid);
   process_json["gid"] = optional_json(process.gid);
   process_json["state"] =

@@ -34,6 +34,12 @@ inline constexpr uint32_t kSnapshotNativeNoteType = 0x48505903;
 // snapshots of a job can be compared later (coreanalyze diff) on any machine.
 inline constexpr uint32_t kSnapshotLookNoteType = 0x48505904;
 
+// The pipe ends the process held (cpython::PipeEnd): for each, its descriptor, the pipe's inode
+// and 1 for a read end or 0 for a write end, 8-byte little-endian words (targets/pipe_ends.h).
+// A core holds no descriptor table; with this, a triage of snapshot cores alone still knows who
+// could read the pipe a process blocks writing to.
+inline constexpr uint32_t kSnapshotPipesNoteType = 0x48505905;
+
 using SnapshotSymbols = std::map<std::string, uint64_t>;
 
 // Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "symbols/snapshot_note.h"
+#include "targets/pipe_ends.h"
 
 namespace hangpy::coreanalyze {
 
@@ -212,6 +213,10 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
     taken_at_ = static_cast<double>(u64_at(0)) / 1e9;
     for (size_t pair = 0; pair < note.desc.size() / 16; ++pair)
       recorded_cpu_ns_[static_cast<int64_t>(u64_at(1 + 2 * pair))] = u64_at(2 + 2 * pair);
+    return;
+  }
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotPipesNoteType) {
+    pipe_ends_ = decode_pipe_ends(note.desc);
     return;
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotNativeNoteType) {

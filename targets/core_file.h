@@ -69,6 +69,8 @@ class CoreFile {
   const std::optional<cpython::SignalInfo>& signal_info() const { return signal_info_; }
   // NT_PRPSINFO's parent, owner and state; absent without the note.
   std::optional<int64_t> parent_pid() const { return parent_pid_; }
+  // The pipe ends a snapshot's note records (targets/pipe_ends.h); none in an ordinary core.
+  const std::vector<cpython::PipeEnd>& pipe_ends() const { return pipe_ends_; }
   std::optional<uint32_t> uid() const { return uid_; }
   std::optional<uint32_t> gid() const { return gid_; }
   std::optional<char> state() const { return state_; }
@@ -155,6 +157,7 @@ class CoreFile {
   std::optional<int> signal_;
   std::optional<cpython::SignalInfo> signal_info_;
   std::optional<int64_t> parent_pid_;
+  std::vector<cpython::PipeEnd> pipe_ends_;
   std::optional<uint32_t> uid_;
   std::optional<uint32_t> gid_;
   std::optional<char> state_;

@@ -20,6 +20,7 @@
 #include "base/parse_number.h"
 #include "targets/blocked_threads.h"
 #include "targets/module_table.h"
+#include "targets/pipe_ends.h"
 #include "targets/proc_file.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -402,6 +403,7 @@ void LiveTargetImpl::fill_process_info() {
     process_.state = fields->front()[0];
     if (auto parent = parse_decimal<int64_t>((*fields)[1])) process_.parent_pid = *parent;
   }
+  process_.pipe_ends = live_pipe_ends(pid_);
   if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
     std::istringstream lines(*status);
     for (std::string line; std::getline(lines, line);) {

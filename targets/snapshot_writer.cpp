@@ -12,6 +12,7 @@
 #include "targets/initial_environment.h"
 #include "base/output_file.h"
 #include "symbols/snapshot_note.h"
+#include "targets/pipe_ends.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -124,6 +125,8 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
   }
   if (!process.native_stacks.empty())
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotNativeNoteType, process.native_stacks);
+  if (!facts.pipe_ends.empty())
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotPipesNoteType, encode_pipe_ends(facts.pipe_ends));
   if (!process.label_variables.empty()) {
     std::vector<std::byte> labels;
     for (const auto& [name, value] : process.label_variables) {

@@ -1,4 +1,5 @@
 #include "triage/merge.h"
+#include "triage/pipe_partners.h"
 
 #include <algorithm>
 #include <map>
@@ -243,6 +244,7 @@ Triage merge(std::vector<ProcessRecord> processes) {
   Triage triage;
   triage.processes = drop_repeats(std::move(processes), triage.notes);
   name_inherited_locks(triage.processes);
+  match_pipe_ends(triage.processes);
   size_t with_native = 0, with_python = 0;
   for (const ProcessRecord& process : triage.processes) {
     bool python = std::any_of(process.threads.begin(), process.threads.end(),

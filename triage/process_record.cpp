@@ -10,6 +10,7 @@ namespace {
 
 // A document from elsewhere may list any number of pids: a pipe's holders are a few processes.
 constexpr size_t kMaxOtherEndPids = 64;
+constexpr size_t kMaxPipeEnds = 1024;  // as many as a snapshot's note keeps
 
 // Reads of documents that came from other machines: any field may be missing or of another type,
 // and neither may stop the triage of the rest.
@@ -125,6 +126,7 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     record.owner_ident = integer_of(*blocked, "owner_thread_id");
     if (auto child = blocked->find("child_pid"); child != blocked->end() && child->is_number_integer())
       record.child_pid = child->get<int64_t>();
+    record.blocked_fd = integer_of(*blocked, "fd");
     if (auto others = blocked->find("other_end_pids"); others != blocked->end() && others->is_array()) {
       for (const auto& other : *others)
         if (other.is_number_integer() && record.other_end_pids.size() < kMaxOtherEndPids)
@@ -217,6 +219,16 @@ Expected<ProcessRecord> process_record(const nlohmann::json& document, const std
       process != document.end() && process->is_object() ? *process : kNoProcess;
   record.labels = labels_from_json(process_json);
   record.command = text_of(process_json, "command");
+  if (auto ends = process_json.find("pipe_ends"); ends != process_json.end() && ends->is_array()) {
+    for (const auto& end : *ends) {
+      if (!end.is_object() || record.pipe_ends.size() >= kMaxPipeEnds) continue;
+      auto fd = integer_of(end, "fd");
+      auto inode = end.find("inode");
+      const std::string which = text_of(end, "end");
+      if (!fd || inode == end.end() || !inode->is_number_unsigned() || (which != "read" && which != "write")) continue;
+      record.pipe_ends.push_back({*fd, inode->get<uint64_t>(), which == "read"});
+    }
+  }
   for (const auto& thread : *threads)
     if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid));
   // --native-all: the threads that run no Python, by their native stacks alone.

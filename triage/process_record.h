@@ -46,6 +46,7 @@ struct ThreadRecord {
   std::optional<int64_t> owner_ident;      // blocked_on.owner_thread_id: the holder's ident
   std::optional<int64_t> thread_id;        // the Python thread's ident (threading.get_ident())
   std::vector<int64_t> other_end_pids;     // blocked_on.other_end_pids: a pipe's other end
+  std::optional<int64_t> blocked_fd;       // blocked_on.fd: the descriptor read or written
   std::vector<uint64_t> held_locks;        // state.held_locks
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
   // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no
@@ -57,6 +58,13 @@ struct ThreadRecord {
   std::optional<uint64_t> io_bytes;
 };
 
+// process.pipe_ends: a pipe end the process holds (pipe_partners.h matches them).
+struct PipeEndRecord {
+  int64_t fd = 0;
+  uint64_t inode = 0;
+  bool read_end = false;
+};
+
 struct ProcessRecord {
   std::string source;  // the input it came from, as the user named it
   ProcessLabels labels;
@@ -64,6 +72,7 @@ struct ProcessRecord {
   std::vector<ThreadRecord> threads;
   std::vector<std::string> deadlocks;  // the document's deadlock descriptions
   std::optional<double> taken_at;      // look.unix_time: when its stacks were read
+  std::vector<PipeEndRecord> pipe_ends;
 };
 
 // The longest string a triage keeps of a document: a name, a file, a description. A longer one (a

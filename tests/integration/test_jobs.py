@@ -23,8 +23,9 @@
   task of `Pool.map` at the program's line is lost, the parent waits for its result and every
   worker of its pool waits for work (live, collected, snapshot cores);
 - a parent in Popen.wait() whose child blocks writing to the full pipe the parent never reads
-  (job_pipe_cycle.py; 3.11, 3.8, 3.13), live: the verdict's first line is the cycle, each
-  process's wait with its place;
+  (job_pipe_cycle.py; 3.11, 3.8, 3.13), live and from snapshot cores alone (their note of pipe
+  ends, matched by inode): the verdict's first line is the cycle, each process's wait with its
+  place;
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -539,7 +540,7 @@ def pipe_cycle_problems(document, job):
 
 def pipe_cycle_case(results, coreanalyze, workdir):
     """A parent in Popen.wait() whose child blocks writing to the full pipe the parent never reads
-    (job_pipe_cycle.py), live: /proc says who holds the pipe's read end. Debian's Python and
+    (job_pipe_cycle.py), live (/proc says who holds the pipe's read end) and from snapshot cores. Debian's Python and
     pyenv's 3.8 and 3.13 where installed."""
     program = os.path.join(PROGRAMS, "job_pipe_cycle.py")
     for name, interpreter in interpreters.each_installed(PROCESS_INTERPRETERS, results):
@@ -555,6 +556,15 @@ def pipe_cycle_case(results, coreanalyze, workdir):
             document, _, problems, _ = triage(coreanalyze, ["--pid", ",".join(map(str, pids_of(out_dir)))])
             problems += pipe_cycle_problems(document, job)
             results.check("%s: Popen.wait() and a child writing the pipe: triage --pid (live)" % name, problems)
+            # A core holds no descriptor table: the snapshot's note of pipe ends does, and the
+            # triage matches the pipe's two ends by its inode.
+            cores_dir = os.path.join(workdir, "pipe-%s-snapshots" % name)
+            problems, _ = collect(coreanalyze, job.pid, cores_dir, ["--cores", "snapshot"])
+            cores = sorted(glob.glob(os.path.join(cores_dir, "*", "*.snapshot.core")))
+            document, _, more, _ = triage(coreanalyze, cores)
+            problems += more + pipe_cycle_problems(document, job)
+            results.check("%s: Popen.wait() and a child writing the pipe: the snapshot cores alone" % name, problems)
+            shutil.rmtree(cores_dir, ignore_errors=True)
         finally:
             job.kill()
 

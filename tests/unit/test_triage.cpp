@@ -829,3 +829,30 @@ TEST(TriageProcessCycles, NoCycleWhereAnotherProcessCouldRead) {
   EXPECT_EQ(merge(pipe_job({1000, 1002})).verdict.text.find("each waits"), std::string::npos);
   EXPECT_EQ(merge(pipe_job({})).verdict.text.find("each waits"), std::string::npos);
 }
+
+// Snapshot cores know which pipe a thread writes to, not who reads it: the triage matches the
+// pipe's inode with the read end another process's note lists.
+TEST(TriageProcessCycles, PipeEndsMatchedByInodeCloseTheCycle) {
+  std::vector<ProcessRecord> records = pipe_job({});
+  records[1].threads[0].blocked_fd = 1;
+  records[1].pipe_ends = {{1, 77, /*read_end=*/false}};
+  records[0].pipe_ends = {{3, 77, /*read_end=*/true}, {4, 78, /*read_end=*/false}};
+  Triage triage = merge(records);
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0].rfind("each waits for the other: ", 0), 0u) << triage.verdict.lines[0];
+  EXPECT_EQ(triage.processes[1].threads[0].other_end_pids, std::vector<int64_t>{1000});
+}
+
+TEST(TriageProcessCycles, PipeEndsOfAnotherPipeOrTheSameEndCloseNothing) {
+  std::vector<ProcessRecord> records = pipe_job({});
+  records[1].threads[0].blocked_fd = 1;
+  records[1].pipe_ends = {{1, 77, false}};
+  records[0].pipe_ends = {{3, 78, true}, {4, 77, false}};  // another pipe's read end, the same end
+  Triage triage = merge(records);
+  EXPECT_TRUE(triage.processes[1].threads[0].other_end_pids.empty());
+  EXPECT_EQ(triage.verdict.text.find("each waits"), std::string::npos);
+  // The same pipe's read end, but on another host: inodes name pipes of one machine.
+  records[0].pipe_ends = {{3, 77, true}};
+  records[0].labels.host = "node2";
+  EXPECT_EQ(merge(records).verdict.text.find("each waits"), std::string::npos);
+}
