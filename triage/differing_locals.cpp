@@ -7,6 +7,7 @@
 
 #include "triage/labels.h"
 #include "triage/place.h"
+#include "triage/verdict.h"
 
 namespace hangpy::triage {
 namespace {
@@ -91,11 +92,15 @@ std::optional<std::string> differing_locals(const Triage& triage, int odd, int m
   }
   if (odd_values.empty()) return std::nullopt;
   const std::vector<int>& odd_members = triage.classes[odd].processes;
+  // By rank where every member has one ("rank 2", "ranks 2-3"): a group is not "odd" when no
+  // majority stands against it.
+  const bool ranked = std::all_of(odd_members.begin(), odd_members.end(),
+                                  [&](int p) { return rank_of(triage.processes[p].labels).has_value(); });
   std::string odd_name = odd_members.size() == 1 ? "the odd one" : "the odd ones";
-  if (odd_members.size() == 1) {
-    if (const std::optional<int64_t> rank = rank_of(triage.processes[odd_members.front()].labels))
-      odd_name = fmt::format("rank {}", *rank);
-  }
+  if (ranked && odd_members.size() == 1)
+    odd_name = fmt::format("rank {}", *rank_of(triage.processes[odd_members.front()].labels));
+  else if (ranked)
+    odd_name = describe_processes(triage, odd_members);
   const Frame& frame = reference.python_frames[depth];
   std::string text = fmt::format("in `{}` at {}, which all run: {}: {}; others: {}", frame.function,
                                  base_name(frame.file), odd_name, list_values(odd_values), list_values(other_values));

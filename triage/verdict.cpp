@@ -367,10 +367,20 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
     if (std::optional<std::string> locals = differing_locals(triage, busy[1].classes.front(), busy[0].classes.front()))
       add(*locals);
   } else if (kind == Verdict::Kind::kNoMajority) {
-    add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
+    // Two groups of one size in different collectives: no vote tells them apart, and none is
+    // needed: each waits for the other, which is the cause, said first.
+    std::optional<std::string> never;
+    if (busy.size() == 2) never = collectives_never_meet(triage, busy[0], busy[1]);
+    if (never)
+      add(fmt::format("{} and {} wait for each other {}", describe_processes(triage, busy[0].processes),
+                      describe_processes(triage, busy[1].processes), never->substr(std::string_view("they wait ").size())));
+    else
+      add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
     for (const PlaceGroup& group : busy) add(describe_group(triage, group, true));
-    if (busy.size() == 2) {
-      if (auto never = collectives_never_meet(triage, busy[0], busy[1])) add(*never);
+    // What the program's own variables say sets one group apart from the other.
+    if (never) {
+      if (std::optional<std::string> locals = differing_locals(triage, busy[1].classes.front(), busy[0].classes.front()))
+        add(*locals);
     }
   } else if (!busy.empty()) {
     const size_t alike = busy[0].processes.size();

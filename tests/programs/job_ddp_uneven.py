@@ -4,7 +4,10 @@ batch fewer, leaves its loop and waits in dist.barrier() (the line marked ODD-RA
 others block in loss.backward() of their last batch (the line marked DDP-BACKWARD), where DDP's
 reducer waits for the gradients' all_reduce that the odd rank never joins.
 
-    python3 job_ddp_uneven.py READY_DIR
+    python3 job_ddp_uneven.py READY_DIR [RANKS ODD_RANKS]
+
+RANKS and ODD_RANKS ("2,3": two groups of two, which no majority tells apart) change the job's
+size and which ranks get one batch fewer.
 
 Each rank writes READY_DIR/rankR-PID.ready just before it blocks."""
 import os
@@ -22,12 +25,12 @@ ODD_RANK = 2
 BATCHES = 3  # every rank but the odd one; the odd one gets BATCHES - 1
 
 
-def run(rank, port, ready_dir):
+def run(rank, port, ready_dir, ranks=RANKS, odd_ranks=(ODD_RANK,)):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=RANKS)
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=ranks)
     model = DistributedDataParallel(torch.nn.Linear(16, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    batches = BATCHES - 1 if rank == ODD_RANK else BATCHES
+    batches = BATCHES - 1 if rank in odd_ranks else BATCHES
     for batch in range(batches):
         loss = model(torch.randn(8, 16)).sum()
         if batch == BATCHES - 1:
@@ -39,4 +42,6 @@ def run(rank, port, ready_dir):
 
 
 if __name__ == "__main__":
-    mp.spawn(run, args=(free_port(), sys.argv[1]), nprocs=RANKS)
+    ranks = int(sys.argv[2]) if len(sys.argv) > 2 else RANKS
+    odd_ranks = tuple(int(r) for r in sys.argv[3].split(",")) if len(sys.argv) > 3 else (ODD_RANK,)
+    mp.spawn(run, args=(free_port(), sys.argv[1], ranks, odd_ranks), nprocs=ranks)
