@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.h"
 #include "base/wait_graph.h"
 #include "triage/place.h"
 #include "triage/verdict.h"
@@ -40,7 +41,10 @@ std::string short_name(const Triage& triage, int process) {
 
 std::string describe_wait(const Triage& triage, const ProcessWait& wait) {
   const ThreadRecord& thread = triage.processes[wait.process].threads[wait.thread];
-  const std::string who = process_name(triage, wait.process);
+  std::string who = process_name(triage, wait.process);
+  // Another thread than the main one (a queue's feeder thread, whose end the process's exit
+  // waits for): its name says which.
+  if (!thread.main_thread && thread.name) who += fmt::format("'s thread \"{}\"", printable(*thread.name, 64));
   const std::string whom = short_name(triage, wait.waits_for);
   const std::string& kind = *thread.blocked_kind;
   if (kind == "child_process") return fmt::format("{} waits{} for {} to exit", who, where(thread), whom);

@@ -26,6 +26,9 @@
   (job_pipe_cycle.py; 3.11, 3.8, 3.13), live and from snapshot cores alone (their note of pipe
   ends, matched by inode): the verdict's first line is the cycle, each process's wait with its
   place;
+- a parent joining a child whose exit waits for its multiprocessing.Queue's feeder thread, blocked
+  writing to the parent (job_queue_join.py; 3.11, 3.8, 3.13), live and from snapshot cores: the
+  first line is the cycle, the child's side named by its feeder thread;
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -569,6 +572,61 @@ def pipe_cycle_case(results, coreanalyze, workdir):
             job.kill()
 
 
+def queue_join_problems(document, job):
+    """The verdict's first line states the cycle: the parent joins the child (as it wrote before
+    it blocked), the child's queue feeder thread writes to the pipe only the parent reads."""
+    if document is None:
+        return []
+    truths = {}
+    for path in glob.glob(os.path.join(job.ready_dir, "*.ready")):
+        name, pid = os.path.basename(path)[:-len(".ready")].rsplit("-", 1)
+        with open(path) as stream:
+            truths[name] = (int(pid), json.load(stream))
+    if sorted(truths) != ["child", "parent"] or truths["parent"][1]["child_pid"] != truths["child"][0]:
+        return ["ground truth: %s" % truths]
+    index = dict((p["pid"], p["index"]) for p in document["processes"])
+    parent_pid, child_pid = truths["parent"][0], truths["child"][0]
+    if parent_pid not in index or child_pid not in index:
+        return ["processes triaged %s, want the parent %d and its child %d" % (sorted(index), parent_pid, child_pid)]
+    first = document["verdict"].splitlines()[0]
+    line = marker_line("job_queue_join.py", "PARENT-JOINS")
+    wants = ["each waits for the other: ",
+             "process %d (PID %d" % (index[parent_pid], parent_pid),
+             "join` at job_queue_join.py:%d for process %d to exit" % (line, index[child_pid]),
+             "process %d (PID %d" % (index[child_pid], child_pid),
+             "'s thread \"QueueFeederThread\" writes in `",
+             "to a pipe only process %d reads" % index[parent_pid]]
+    missing = [want for want in wants if want not in first]
+    return ["first line %r lacks %r" % (first, missing)] if missing or not first.startswith(wants[0]) else []
+
+
+def queue_join_case(results, coreanalyze, workdir):
+    """A parent joining a child whose exit waits for its queue's feeder thread, blocked writing
+    to the parent (job_queue_join.py): live and from snapshot cores alone. Debian's Python and
+    pyenv's 3.8 and 3.13 where installed."""
+    program = os.path.join(PROGRAMS, "job_queue_join.py")
+    for name, interpreter in interpreters.each_installed(PROCESS_INTERPRETERS, results):
+        job = Job([interpreter.executable, program, "{ready}"], workdir, "queue-" + name)
+        try:
+            job.wait_ready(2)
+            out_dir = os.path.join(workdir, "queue-%s-collected" % name)
+            problems, _ = collect(coreanalyze, job.pid, out_dir)
+            document, _, more, _ = triage(coreanalyze, [out_dir])
+            problems += more + queue_join_problems(document, job)
+            results.check("%s: join() of a child whose queue feeder writes to the parent: collect + triage DIR: %s"
+                          % (name, document["verdict"].splitlines()[0] if document else ""), problems)
+            cores_dir = os.path.join(workdir, "queue-%s-snapshots" % name)
+            problems, _ = collect(coreanalyze, job.pid, cores_dir, ["--cores", "snapshot"])
+            cores = sorted(glob.glob(os.path.join(cores_dir, "*", "*.snapshot.core")))
+            document, _, more, _ = triage(coreanalyze, cores)
+            problems += more + queue_join_problems(document, job)
+            results.check("%s: join() of a child whose queue feeder writes to the parent: the snapshot cores alone"
+                          % name, problems)
+            shutil.rmtree(cores_dir, ignore_errors=True)
+        finally:
+            job.kill()
+
+
 def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
@@ -741,7 +799,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, pipe, ddp, "
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, pipe, queue, ddp, "
                         "gunicorn, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
@@ -756,7 +814,7 @@ def main():
     try:
         for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
                            ("missing", missing_rank_case), ("pool", lost_task_case),
-                           ("pipe", pipe_cycle_case), ("ddp", ddp_case),
+                           ("pipe", pipe_cycle_case), ("queue", queue_join_case), ("ddp", ddp_case),
                            ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
                            ("prefork", prefork_case)):
             if args.only and args.only != name:
