@@ -168,14 +168,17 @@ analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& inpu
   facts.pid = target.process().pid;
   facts.os_threads = target.threads();
   facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
-  const std::vector<cpython::PipeEnd>& pipe_ends = target.process().pipe_ends;
-  if (!input.saved_open_files.empty() || !pipe_ends.empty()) {
-    facts.describe_fd = [&input, &pipe_ends](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
+  const cpython::ProcessInfo& process = target.process();
+  if (!input.saved_open_files.empty() || !process.pipe_ends.empty() || !process.socket_ends.empty()) {
+    facts.describe_fd = [&input, &process](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
       if (auto found = input.saved_open_files.find(fd); found != input.saved_open_files.end())
         return diagnosis::FileDescriptorFacts{found->second, {}};
-      // A snapshot's note: which pipe, not who holds its other end (a triage matches that).
-      for (const cpython::PipeEnd& end : pipe_ends)
+      // A snapshot's notes: which pipe or connection, not who holds its other end (a triage
+      // matches that).
+      for (const cpython::PipeEnd& end : process.pipe_ends)
         if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("pipe:[{}]", end.inode), {}};
+      for (const cpython::SocketEnd& end : process.socket_ends)
+        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("TCP {} -> {}", end.local, end.remote), {}};
       return std::nullopt;
     };
   }

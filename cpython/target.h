@@ -78,6 +78,15 @@ struct PipeEnd {
   bool read_end = false;
 };
 
+// A connected TCP socket a process holds: its descriptor and both addresses ("127.0.0.1:8000",
+// "[::1]:8000"). A thread blocked receiving on it waits for the process holding the socket with
+// the two addresses swapped, on the same machine: a server and its client, a rank and its store.
+struct SocketEnd {
+  int64_t fd = 0;
+  std::string local;
+  std::string remote;
+};
+
 // Facts about the process a target shows, for reports (the engine itself does not need them).
 struct ProcessInfo {
   int64_t pid = 0;
@@ -96,6 +105,7 @@ struct ProcessInfo {
   // The pipe ends it holds, where the target knows them (a live process's /proc, a snapshot's
   // note); empty for an ordinary core, which holds no descriptor table.
   std::vector<PipeEnd> pipe_ends;
+  std::vector<SocketEnd> socket_ends;  // the same for its connected TCP sockets
 };
 
 // A range of the target's memory.

@@ -127,6 +127,12 @@ void add_process_facts(nlohmann::json& process_json, const cpython::ProcessInfo&
       ends.push_back({{"fd", end.fd}, {"inode", end.inode}, {"end", end.read_end ? "read" : "write"}});
     process_json["pipe_ends"] = std::move(ends);
   }
+  if (!process.socket_ends.empty()) {
+    nlohmann::json ends = nlohmann::json::array();
+    for (const cpython::SocketEnd& end : process.socket_ends)
+      ends.push_back({{"fd", end.fd}, {"local", end.local}, {"remote", end.remote}});
+    process_json["socket_ends"] = std::move(ends);
+  }
   process_json["uid"] = optional_json(process.uid);
   process_json["gid"] = optional_json(process.gid);
   process_json["state"] =

@@ -40,6 +40,9 @@ inline constexpr uint32_t kSnapshotLookNoteType = 0x48505904;
 // could read the pipe a process blocks writing to.
 inline constexpr uint32_t kSnapshotPipesNoteType = 0x48505905;
 
+// The connected TCP sockets the process held (cpython::SocketEnd): "FD LOCAL REMOTE" lines.
+inline constexpr uint32_t kSnapshotSocketsNoteType = 0x48505906;
+
 using SnapshotSymbols = std::map<std::string, uint64_t>;
 
 // Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.

@@ -10,6 +10,7 @@
 
 #include "symbols/snapshot_note.h"
 #include "targets/pipe_ends.h"
+#include "targets/socket_ends.h"
 
 namespace hangpy::coreanalyze {
 
@@ -217,6 +218,10 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotPipesNoteType) {
     pipe_ends_ = decode_pipe_ends(note.desc);
+    return;
+  }
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotSocketsNoteType) {
+    socket_ends_ = decode_socket_ends(note.desc);
     return;
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotNativeNoteType) {

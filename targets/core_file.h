@@ -71,6 +71,7 @@ class CoreFile {
   std::optional<int64_t> parent_pid() const { return parent_pid_; }
   // The pipe ends a snapshot's note records (targets/pipe_ends.h); none in an ordinary core.
   const std::vector<cpython::PipeEnd>& pipe_ends() const { return pipe_ends_; }
+  const std::vector<cpython::SocketEnd>& socket_ends() const { return socket_ends_; }
   std::optional<uint32_t> uid() const { return uid_; }
   std::optional<uint32_t> gid() const { return gid_; }
   std::optional<char> state() const { return state_; }
@@ -158,6 +159,7 @@ class CoreFile {
   std::optional<cpython::SignalInfo> signal_info_;
   std::optional<int64_t> parent_pid_;
   std::vector<cpython::PipeEnd> pipe_ends_;
+  std::vector<cpython::SocketEnd> socket_ends_;
   std::optional<uint32_t> uid_;
   std::optional<uint32_t> gid_;
   std::optional<char> state_;

@@ -541,6 +541,7 @@ void CoreTargetImpl::fill_process_info() {
   process_.state = core_->state();
   process_.taken_at = core_->taken_at();
   process_.pipe_ends = core_->pipe_ends();
+  process_.socket_ends = core_->socket_ends();
   if (!process_.signal && !threads.empty() && threads.front().current_signal != 0) {
     process_.signal = threads.front().current_signal;
   }

@@ -21,6 +21,7 @@
 #include "targets/blocked_threads.h"
 #include "targets/module_table.h"
 #include "targets/pipe_ends.h"
+#include "targets/socket_ends.h"
 #include "targets/proc_file.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -404,6 +405,7 @@ void LiveTargetImpl::fill_process_info() {
     if (auto parent = parse_decimal<int64_t>((*fields)[1])) process_.parent_pid = *parent;
   }
   process_.pipe_ends = live_pipe_ends(pid_);
+  process_.socket_ends = live_socket_ends(pid_);
   if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
     std::istringstream lines(*status);
     for (std::string line; std::getline(lines, line);) {

@@ -13,6 +13,7 @@
 #include "base/output_file.h"
 #include "symbols/snapshot_note.h"
 #include "targets/pipe_ends.h"
+#include "targets/socket_ends.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -127,6 +128,8 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotNativeNoteType, process.native_stacks);
   if (!facts.pipe_ends.empty())
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotPipesNoteType, encode_pipe_ends(facts.pipe_ends));
+  if (!facts.socket_ends.empty())
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSocketsNoteType, encode_socket_ends(facts.socket_ends));
   if (!process.label_variables.empty()) {
     std::vector<std::byte> labels;
     for (const auto& [name, value] : process.label_variables) {

@@ -1,7 +1,9 @@
-// Who holds a pipe's other end, across the processes of a triage: a thread blocked reading or
-// writing a pipe can be woken only by the processes holding its other end. A live document says
-// (its /proc was read); a snapshot core's says only which pipe (its note lists the process's pipe
-// ends), and the triage matches the two ends by the pipe's inode among the processes it has.
+// Who holds the other end of a pipe or a connection, across the processes of a triage: a thread
+// blocked reading or writing a pipe, or receiving on a TCP connection, can be woken only by the
+// process holding its other end. A live document says for a pipe (its /proc was read); otherwise
+// each document lists the pipe ends and connected sockets its process holds (a snapshot core's
+// notes, or /proc), and the triage matches the two ends among the processes it has: a pipe by
+// its inode, a connection by its two addresses swapped, on the same host.
 #pragma once
 
 #include <vector>
@@ -10,8 +12,8 @@
 
 namespace hangpy::triage {
 
-// Fills ThreadRecord::other_end_pids where a document left it empty and the pipe's other end is
-// held by processes of the same host among `processes`.
+// Fills ThreadRecord::other_end_pids where a document left it empty and the other end is held by
+// processes of the same host among `processes`.
 void match_pipe_ends(std::vector<ProcessRecord>& processes);
 
 }  // namespace hangpy::triage

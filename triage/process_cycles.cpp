@@ -21,7 +21,8 @@ std::optional<int> waker_of(const ThreadRecord& thread, const std::map<int64_t, 
   if (kind == "child_process") pid = thread.child_pid;
   // A pipe whose other end several processes hold: any of them could end the wait, and a cycle
   // through one of them proves nothing.
-  if ((kind == "read" || kind == "write") && thread.other_end_pids.size() == 1) pid = thread.other_end_pids.front();
+  if ((kind == "read" || kind == "write" || kind == "socket") && thread.other_end_pids.size() == 1)
+    pid = thread.other_end_pids.front();
   if (!pid) return std::nullopt;
   auto found = by_pid.find(*pid);
   if (found == by_pid.end()) return std::nullopt;
@@ -49,7 +50,53 @@ std::string describe_wait(const Triage& triage, const ProcessWait& wait) {
   const std::string& kind = *thread.blocked_kind;
   if (kind == "child_process") return fmt::format("{} waits{} for {} to exit", who, where(thread), whom);
   if (kind == "write") return fmt::format("{} writes{} to a pipe only {} reads", who, where(thread), whom);
+  if (kind == "socket")
+    return fmt::format("{} waits{} on a connection whose other end only {} holds", who, where(thread), whom);
   return fmt::format("{} reads{} a pipe only {} writes to", who, where(thread), whom);
+}
+
+// One edge per process: its first thread, not idle, whose wait only another process can end.
+std::vector<std::optional<ProcessWait>> process_edges(const Triage& triage) {
+  std::map<int64_t, int> by_pid;
+  for (size_t p = 0; p < triage.processes.size(); ++p)
+    if (auto pid = triage.processes[p].labels.pid) by_pid.emplace(*pid, static_cast<int>(p));
+  std::vector<std::optional<ProcessWait>> edges(triage.processes.size());
+  for (size_t p = 0; p < triage.processes.size(); ++p) {
+    const std::vector<ThreadRecord>& threads = triage.processes[p].threads;
+    for (size_t t = 0; t < threads.size() && !edges[p]; ++t) {
+      std::optional<int> waker = waker_of(threads[t], by_pid);
+      if (waker && *waker != static_cast<int>(p)) edges[p] = ProcessWait{static_cast<int>(p), t, *waker};
+    }
+  }
+  return edges;
+}
+
+// How much a thread of the process where a chain ends says of why it is stuck, lower first: a
+// wait on something of the program (a lock, an event, a join), then running code, then a wait
+// for time or input (a sleep, a select, a read), then waiting for work.
+int end_rank(const ThreadRecord& thread) {
+  if (thread.idle || !thread.blocked_kind) return 3;
+  const std::string& kind = *thread.blocked_kind;
+  if (kind == "running") return 1;
+  if (kind == "sleep" || kind == "select" || kind == "syscall" || kind == "socket" || kind == "read") return 2;
+  return 0;
+}
+
+// What the process where a chain ends does, by its thread that says most (end_rank).
+std::string describe_end(const Triage& triage, int process) {
+  const std::vector<ThreadRecord>& threads = triage.processes[process].threads;
+  const ThreadRecord* chosen = nullptr;
+  for (const ThreadRecord& thread : threads) {
+    if (thread.asyncio_task || thread.python_frames.empty()) continue;
+    if (!chosen || end_rank(thread) < end_rank(*chosen)) chosen = &thread;
+  }
+  std::string text = process_name(triage, process);
+  if (!chosen) return text;
+  if (!chosen->main_thread && chosen->name) text += fmt::format("'s thread \"{}\"", printable(*chosen->name, 64));
+  text += where(*chosen);
+  if (chosen->blocked_kind == "running") return text + ", running";
+  if (chosen->blocked_description) text += ", waiting for " + *chosen->blocked_description;
+  return text;
 }
 
 }  // namespace
@@ -80,6 +127,36 @@ std::vector<ProcessCycle> find_process_cycles(const Triage& triage) {
     cycles.push_back(std::move(cycle));
   }
   return cycles;
+}
+
+std::vector<ProcessChain> find_process_chains(const Triage& triage) {
+  const std::vector<std::optional<ProcessWait>> edges = process_edges(triage);
+  std::vector<ProcessChain> chains;
+  for (size_t start = 0; start < edges.size(); ++start) {
+    if (!edges[start]) continue;
+    // Started only where no process waits for this one: a chain is told once, from its start.
+    bool waited_for = false;
+    for (const auto& edge : edges) waited_for = waited_for || (edge && edge->waits_for == static_cast<int>(start));
+    if (waited_for) continue;
+    ProcessChain chain;
+    std::vector<bool> seen(edges.size(), false);
+    int at = static_cast<int>(start);
+    while (edges[at] && !seen[at]) {
+      seen[at] = true;
+      chain.waits.push_back(*edges[at]);
+      at = edges[at]->waits_for;
+    }
+    if (edges[at]) continue;  // it runs into a cycle, which is told as one
+    chain.end = at;
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
+std::string describe_process_chain(const Triage& triage, const ProcessChain& chain) {
+  std::vector<std::string> waits;
+  for (const ProcessWait& wait : chain.waits) waits.push_back(describe_wait(triage, wait));
+  return fmt::format("wait chain: {}; where it ends: {}", fmt::join(waits, ", and "), describe_end(triage, chain.end));
 }
 
 std::string describe_process_cycle(const Triage& triage, const ProcessCycle& cycle) {

@@ -229,6 +229,15 @@ Expected<ProcessRecord> process_record(const nlohmann::json& document, const std
       record.pipe_ends.push_back({*fd, inode->get<uint64_t>(), which == "read"});
     }
   }
+  if (auto ends = process_json.find("socket_ends"); ends != process_json.end() && ends->is_array()) {
+    for (const auto& end : *ends) {
+      if (!end.is_object() || record.socket_ends.size() >= kMaxPipeEnds) continue;
+      auto fd = integer_of(end, "fd");
+      std::string local = text_of(end, "local"), remote = text_of(end, "remote");
+      if (!fd || local.empty() || remote.empty()) continue;
+      record.socket_ends.push_back({*fd, std::move(local), std::move(remote)});
+    }
+  }
   for (const auto& thread : *threads)
     if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid));
   // --native-all: the threads that run no Python, by their native stacks alone.

@@ -65,6 +65,13 @@ struct PipeEndRecord {
   bool read_end = false;
 };
 
+// process.socket_ends: a connected TCP socket the process holds.
+struct SocketEndRecord {
+  int64_t fd = 0;
+  std::string local;
+  std::string remote;
+};
+
 struct ProcessRecord {
   std::string source;  // the input it came from, as the user named it
   ProcessLabels labels;
@@ -73,6 +80,7 @@ struct ProcessRecord {
   std::vector<std::string> deadlocks;  // the document's deadlock descriptions
   std::optional<double> taken_at;      // look.unix_time: when its stacks were read
   std::vector<PipeEndRecord> pipe_ends;
+  std::vector<SocketEndRecord> socket_ends;
 };
 
 // The longest string a triage keeps of a document: a name, a file, a description. A longer one (a

@@ -325,8 +325,10 @@ std::optional<std::string> collectives_never_meet(const Triage& triage, const Pl
 }
 
 // The lines of one role: its odd groups first, then the majority, then the idle ones.
-void role_lines(Triage& triage, const std::optional<std::string>& role, bool first_role,
-                Verdict& verdict, std::vector<std::string>& lines, size_t& left_out) {
+// `ends_found`: the processes' waits lead to a process (find_process_chains), which the lines
+// before these name; a tie then needs no "no single odd one out".
+void role_lines(Triage& triage, const std::optional<std::string>& role, bool first_role, bool ends_found,
+                Verdict& verdict, std::vector<std::string>& lines, size_t& left_out, bool& tie_seen) {
   std::vector<int> busy_classes, idle;  // largest first
   for (int c : classes_of_role(triage, role)) (idle_class(triage, triage.classes[c]) ? idle : busy_classes).push_back(c);
   const std::vector<PlaceGroup> busy = place_groups(triage, busy_classes);
@@ -367,6 +369,7 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
     if (std::optional<std::string> locals = differing_locals(triage, busy[1].classes.front(), busy[0].classes.front()))
       add(*locals);
   } else if (kind == Verdict::Kind::kNoMajority) {
+    tie_seen = true;
     // Two groups of one size in different collectives: no vote tells them apart, and none is
     // needed: each waits for the other, which is the cause, said first.
     std::optional<std::string> never;
@@ -374,7 +377,7 @@ void role_lines(Triage& triage, const std::optional<std::string>& role, bool fir
     if (never)
       add(fmt::format("{} and {} wait for each other {}", describe_processes(triage, busy[0].processes),
                       describe_processes(triage, busy[1].processes), never->substr(std::string_view("they wait ").size())));
-    else
+    else if (!ends_found)
       add(fmt::format("no single odd one out: {} groups, none larger", busy.size()));
     for (const PlaceGroup& group : busy) add(describe_group(triage, group, true));
     // What the program's own variables say sets one group apart from the other.
@@ -432,7 +435,20 @@ Verdict decide_verdict(Triage& triage) {
   // Results no worker will make: the waits end at a task that is nowhere.
   for (const LostPoolTask& lost : find_lost_pool_tasks(triage))
     lines.push_back(cut_line(describe_lost_pool_task(triage, lost)));
-  for (size_t r = 0; r < roles.size(); ++r) role_lines(triage, roles[r], r == 0, verdict, lines, left_out);
+  // Where the processes' waits lead, when no vote can say: the process at the end is the culprit,
+  // whatever the size of its group. Where a vote does name odd ones, they come first as before.
+  const std::vector<ProcessChain> chains = find_process_chains(triage);
+  std::vector<std::string> role_text;
+  bool tie_seen = false;
+  for (size_t r = 0; r < roles.size(); ++r)
+    role_lines(triage, roles[r], r == 0, !chains.empty(), verdict, role_text, left_out, tie_seen);
+  if (tie_seen) {
+    for (const ProcessChain& chain : chains) {
+      lines.push_back(cut_line(describe_process_chain(triage, chain), kMaxCycleLineLength));
+      triage.classes[triage.class_of[chain.end]].outlier = true;
+    }
+  }
+  lines.insert(lines.end(), role_text.begin(), role_text.end());
   if (left_out > 0) lines.push_back(fmt::format("and {} more group{}", left_out, left_out == 1 ? "" : "s"));
   verdict.lines = lines;
   verdict.text = fmt::format("{}", fmt::join(lines, "\n"));

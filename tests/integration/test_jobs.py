@@ -29,6 +29,10 @@
 - a parent joining a child whose exit waits for its multiprocessing.Queue's feeder thread, blocked
   writing to the parent (job_queue_join.py; 3.11, 3.8, 3.13), live and from snapshot cores: the
   first line is the cycle, the child's side named by its feeder thread;
+- a server stuck on a lock and its load client waiting for the answer (job_server_client.py;
+  3.11, 3.8, 3.13), live and from snapshot cores: two processes no vote tells apart; the first
+  line is the chain from the client's request, over the connection, to the server's handler
+  thread and its lock, and the server alone is marked odd;
 - DistributedDataParallel with 3 ranks under torch.multiprocessing.spawn, rank 2 given one batch
   fewer (job_ddp_uneven.py): the verdict's first line names rank 2 in barrier(), the next the
   other 2 in `backward` waiting for DDP's gradient all_reduce (native frames, without --native),
@@ -627,6 +631,66 @@ def queue_join_case(results, coreanalyze, workdir):
             job.kill()
 
 
+def server_client_problems(document, job):
+    """The verdict's first line is the chain from the client to the server: the client waits at
+    its request's line on a connection only the server holds, and it ends at the server's handler
+    thread (named as it wrote) waiting at its lock's line; the vote's "no single odd one out" is
+    gone, and --json marks the server, not the client, as the odd one."""
+    if document is None:
+        return []
+    ready = job.ready()
+    truths = {}
+    for path in glob.glob(os.path.join(job.ready_dir, "*.ready")):
+        name = os.path.basename(path).rsplit("-", 1)[0]
+        with open(path) as stream:
+            truths[name] = json.load(stream)
+    if sorted(ready) != ["client", "handler", "server"]:
+        return ["ground truth: %s" % sorted(ready)]
+    index = dict((p["pid"], p["index"]) for p in document["processes"])
+    server_pid, client_pid = ready["server"], ready["client"]
+    if server_pid not in index or client_pid not in index:
+        return ["processes triaged %s, want the server %d and the client %d" % (sorted(index), server_pid, client_pid)]
+    first = document["verdict"].splitlines()[0]
+    wants = ["wait chain: process %d (PID %d" % (index[client_pid], client_pid),
+             "waits in `urlopen` at job_server_client.py:%d on a connection whose other end only process %d holds"
+             % (marker_line("job_server_client.py", "CLIENT-WAITS"), index[server_pid]),
+             "where it ends: process %d (PID %d" % (index[server_pid], server_pid),
+             "'s thread \"%s\" in `" % truths["handler"]["thread"],
+             "do_GET` at job_server_client.py:%d, waiting for Lock " % marker_line("job_server_client.py", "HANDLER-WAITS")]
+    problems = ["first line %r lacks %r" % (first, want) for want in wants if want not in first]
+    if "no single odd one out" in document["verdict"]:
+        problems.append("the verdict still votes: %r" % document["verdict"])
+    odd = [p["pid"] for p in document["processes"] if document["groups"][p["group"]]["outlier"]]
+    if odd != [server_pid]:
+        problems.append("processes marked odd %s, want the server %d alone" % (odd, server_pid))
+    return problems
+
+
+def server_client_case(results, coreanalyze, workdir):
+    """A server stuck on a lock and its client waiting for the answer (job_server_client.py), two
+    processes no vote tells apart: live and from snapshot cores alone (their notes of connected
+    sockets). Debian's Python and pyenv's 3.8 and 3.13 where installed."""
+    program = os.path.join(PROGRAMS, "job_server_client.py")
+    for name, interpreter in interpreters.each_installed(PROCESS_INTERPRETERS, results):
+        job = Job([interpreter.executable, program, "{ready}"], workdir, "server-" + name)
+        try:
+            ready = job.wait_ready(3)
+            pids = "%d,%d" % (ready["server"], ready["client"])
+            document, _, problems, _ = triage(coreanalyze, ["--pid", pids])
+            problems += server_client_problems(document, job)
+            results.check("%s: a server stuck on a lock and its client: triage --pid (live): %s"
+                          % (name, document["verdict"].splitlines()[0] if document else ""), problems)
+            cores_dir = os.path.join(workdir, "server-%s-snapshots" % name)
+            problems, _ = collect(coreanalyze, pids, cores_dir, ["--cores", "snapshot"])
+            cores = sorted(glob.glob(os.path.join(cores_dir, "*", "*.snapshot.core")))
+            document, _, more, _ = triage(coreanalyze, cores)
+            problems += more + server_client_problems(document, job)
+            results.check("%s: a server stuck on a lock and its client: the snapshot cores alone" % name, problems)
+            shutil.rmtree(cores_dir, ignore_errors=True)
+        finally:
+            job.kill()
+
+
 def ddp_case(results, coreanalyze, workdir):
     """DDP with uneven batches: the odd rank in barrier(), the others in DDP's backward."""
     backward = marker_line("job_ddp_uneven.py", "DDP-BACKWARD")
@@ -799,7 +863,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, pipe, queue, ddp, "
+    parser.add_argument("--only", help="run only this case (torchrun, spawn, missing, pool, pipe, queue, server, ddp, "
                         "gunicorn, dataloader, prefork)")
     args = parser.parse_args()
     coreanalyze = os.path.abspath(args.coreanalyze)
@@ -814,7 +878,8 @@ def main():
     try:
         for name, case in (("torchrun", torchrun_case), ("spawn", spawn_case),
                            ("missing", missing_rank_case), ("pool", lost_task_case),
-                           ("pipe", pipe_cycle_case), ("queue", queue_join_case), ("ddp", ddp_case),
+                           ("pipe", pipe_cycle_case), ("queue", queue_join_case),
+                           ("server", server_client_case), ("ddp", ddp_case),
                            ("gunicorn", gunicorn_case), ("dataloader", dataloader_case),
                            ("prefork", prefork_case)):
             if args.only and args.only != name:

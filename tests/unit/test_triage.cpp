@@ -859,3 +859,35 @@ TEST(TriageProcessCycles, PipeEndsOfAnotherPipeOrTheSameEndCloseNothing) {
   records[0].labels.host = "node2";
   EXPECT_EQ(merge(records).verdict.text.find("each waits"), std::string::npos);
 }
+
+// A client waiting on a connection whose other end a server holds, the server's handler on a
+// lock: two groups of one, which no vote tells apart; the chain over the connection names the
+// server, first, and marks it alone as odd.
+TEST(TriageProcessChains, AClientsConnectionLeadsToTheServer) {
+  std::vector<ProcessRecord> records = job(2, {}, /*with_ranks=*/false);
+  for (ProcessRecord& record : records) record.threads.resize(1);
+  ThreadRecord& server = records[0].threads[0];
+  server.python_frames = {Frame{Frame::Kind::kPython, "do_GET", "/srv/server.py", 42}};
+  server.blocked_kind = "lock";
+  server.blocked_description = "Lock 0x10 (owner unknown)";
+  records[0].socket_ends = {{7, "127.0.0.1:8000", "127.0.0.1:41000"}, {9, "127.0.0.1:8000", "127.0.0.1:41002"}};
+  ThreadRecord& client = records[1].threads[0];
+  client.python_frames = {Frame{Frame::Kind::kPython, "fetch", "/srv/client.py", 12},
+                          Frame{Frame::Kind::kPython, "SocketIO.readinto", "/usr/lib/python3.11/socket.py", 706}};
+  client.blocked_kind = "socket";
+  client.blocked_fd = 3;
+  records[1].socket_ends = {{3, "127.0.0.1:41000", "127.0.0.1:8000"}};
+  Triage triage = merge(records);
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0],
+            "wait chain: process 1 (PID 1001) waits in `SocketIO.readinto` at client.py:12 on a connection whose other "
+            "end only process 0 holds; where it ends: process 0 (PID 1000) in `do_GET` at server.py:42, waiting for "
+            "Lock 0x10 (owner unknown)");
+  EXPECT_EQ(triage.verdict.text.find("no single odd one out"), std::string::npos) << triage.verdict.text;
+  EXPECT_TRUE(triage.classes[triage.class_of[0]].outlier);
+  EXPECT_FALSE(triage.classes[triage.class_of[1]].outlier);
+  // Another client's connection (41002) is no match for this one.
+  records[1].socket_ends = {{3, "127.0.0.1:41001", "127.0.0.1:8000"}};
+  Triage unmatched = merge(records);
+  EXPECT_NE(unmatched.verdict.text.find("no single odd one out"), std::string::npos) << unmatched.verdict.text;
+}
