@@ -520,6 +520,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     diagnose_thread(context, i, thread_objects, input.pid, result.threads[i]);
     name_import_wait(context, i, result.threads[i]);
+    name_result_wait(context, i, result.threads[i]);
   }
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     if (in_exit(stacks.threads[i].frames)) mark_exit_wait(context, result, i);

@@ -55,7 +55,45 @@ std::optional<FutureWait> waits_for_unstarted_future(const Context& context, con
   return std::nullopt;
 }
 
+constexpr std::string_view kProcessPoolFile = "multiprocessing/pool.py";
+// The innermost frames a result's wait is looked for in: ApplyResult.get -> wait -> Event.wait ->
+// Condition.wait (3 frames of threading in 2.7).
+constexpr size_t kResultFramesLooked = 6;
+
 }  // namespace
+
+void name_result_wait(const Context& context, size_t index, ThreadDiagnosis& thread) {
+  const WaitKind kind = thread.blocked_on.kind;
+  if (kind != WaitKind::kEvent && kind != WaitKind::kCondition && kind != WaitKind::kLock &&
+      kind != WaitKind::kSyscall && kind != WaitKind::kUnknown)
+    return;
+  const auto& frames = context.stacks.threads[index].frames;
+  // The outermost frame of the library the wait is in: the call the program wrote (Pool.map,
+  // Future.result); pool.py's own waits are ApplyResult.wait and .get.
+  std::optional<size_t> inner;
+  for (size_t i = 0; i < frames.size() && i < kResultFramesLooked; ++i) {
+    const bool pool = in_file(frames[i], kProcessPoolFile) && (frames[i].function == "wait" || frames[i].function == "get");
+    const bool future = in_file(frames[i], kFuturesFile) && (frames[i].function == "result" || frames[i].function == "exception");
+    if (pool || future) {
+      inner = i;
+      break;
+    }
+  }
+  if (!inner) return;
+  const std::string_view file = in_file(frames[*inner], kProcessPoolFile) ? kProcessPoolFile : kFuturesFile;
+  size_t outer = *inner;
+  while (outer + 1 < frames.size() && in_file(frames[outer + 1], file)) ++outer;
+  const cpython::PythonFrame& call = frames[outer];
+  std::string name = call.qualname.empty() ? call.function : call.qualname;
+  // Before 3.11 a code object knows no class: pool.py's calls are Pool's, or its results'.
+  if (file == kProcessPoolFile && name.find('.') == std::string::npos)
+    name = (name == "get" || name == "wait" ? "AsyncResult." : "Pool.") + name;
+  BlockedOn& blocked = thread.blocked_on;
+  // The result is what the program waits for; the primitive after it.
+  const std::string primitive = blocked.what.empty() ? std::string() : " (" + blocked.what + ")";
+  blocked.what = file == kProcessPoolFile ? fmt::format("the result of `{}`{}", name, primitive)
+                                          : fmt::format("the result of a Future{}", primitive);
+}
 
 std::vector<WaitCycle> find_starved_pools(const Context& context, const ProcessDiagnosis& result) {
   const auto& threads = context.stacks.threads;

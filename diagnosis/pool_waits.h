@@ -17,4 +17,9 @@ namespace hangpy::diagnosis::detail {
 // app.py:22 for a Future that has not started; no worker is left to start it").
 std::vector<WaitCycle> find_starved_pools(const Context& context, const ProcessDiagnosis& result);
 
+// A thread waiting for a task's result (multiprocessing's Pool.map, .apply, AsyncResult.get;
+// concurrent.futures' Future.result) has its wait named in the program's terms, the primitive
+// after it: "the result of `Pool.map` (Event 0x7f...)".
+void name_result_wait(const Context& context, size_t index, ThreadDiagnosis& thread);
+
 }  // namespace hangpy::diagnosis::detail
