@@ -1,4 +1,5 @@
 #include "report/json_report.h"
+#include "report/repeated_frames.h"
 
 #include "report/process_facts.h"
 
@@ -29,8 +30,16 @@ nlohmann::json frame_to_json(const cpython::PythonFrame& frame) {
 
 nlohmann::json thread_to_json(const cpython::PythonThread& thread) {
   nlohmann::json frames = nlohmann::json::array();
-  for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it)
-    frames.push_back(frame_to_json(*it));
+  // A recursion's frames past the few shown are null here, not objects: 100,000 frames of one
+  // recursion would cost 100 MB as objects. fold_repeated_frames (repeated_frames.h) counts them
+  // once the other parts, which find frames by index, are added.
+  size_t run = 0;
+  const cpython::PythonFrame* previous = nullptr;
+  for (auto it = thread.frames.rbegin(); it != thread.frames.rend(); ++it) {
+    run = previous && repeats_previous(*it, *previous) ? run + 1 : 1;
+    previous = &*it;
+    frames.push_back(run <= kRepeatsShown ? frame_to_json(*it) : nlohmann::json(nullptr));
+  }
   auto optional_json = [](const auto& value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   };

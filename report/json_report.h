@@ -23,7 +23,9 @@ struct AnalysedInput {
   std::vector<cpython::NativeThread> threads;  // the OS threads, with their CPU time where known
 };
 
-// The whole document: threads with frames outermost first (traceback order), as documented.
+// The whole document: threads with frames outermost first (traceback order), as documented,
+// except that a recursion's frames past the first kRepeatsShown are null: the parts added after
+// skip them, and fold_repeated_frames (repeated_frames.h), which must come last, folds them.
 nlohmann::json process_document(const AnalysedInput& input, const cpython::ProcessStacks& stacks);
 
 }  // namespace hangpy::report

@@ -56,6 +56,7 @@ void add_locals(nlohmann::json& document, const cpython::ProcessStacks& stacks,
       auto found = locals.find(frames[frames.size() - 1 - j].address);
       if (found == locals.end()) continue;
       nlohmann::json& frame = documented[j];
+      if (!frame.is_object()) continue;  // a repeat left out (json_report.h)
       if (found->second.error) {
         frame["locals"] = nullptr;
         frame["locals_error"] = *found->second.error;

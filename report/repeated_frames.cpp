@@ -34,6 +34,11 @@ void fold_repeated_frames(nlohmann::json& document) {
     nlohmann::json kept = nlohmann::json::array();
     size_t run = 0;  // identical frames so far, the current one included
     for (nlohmann::json& frame : *frames) {
+      if (frame.is_null() && !kept.empty()) {  // left out by process_document: a repeat
+        nlohmann::json& last = kept.back();
+        last["repeated"] = last.value("repeated", 0) + 1;
+        continue;
+      }
       run = !kept.empty() && same_place(frame, kept.back()) ? run + 1 : 1;
       if (run <= kRepeatsShown) {
         kept.push_back(std::move(frame));

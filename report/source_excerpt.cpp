@@ -117,7 +117,7 @@ void add_source_context(nlohmann::json& document, const cpython::ProcessStacks& 
     auto& out = threads[t]["frames"];
     // The document lists frames outermost first; the engine innermost first.
     for (size_t f = 0; f < frames.size() && f < out.size(); ++f)
-      out[f]["context"] = context_json(frames[frames.size() - 1 - f], sources, context_lines);
+      if (out[f].is_object()) out[f]["context"] = context_json(frames[frames.size() - 1 - f], sources, context_lines);
   }
 }
 

@@ -13,10 +13,12 @@ nlohmann::json optional_json(const std::optional<T>& value) {
 }
 
 nlohmann::json frame_json(const triage::Frame& frame) {
-  return {{"kind", frame.kind == triage::Frame::Kind::kPython ? "python" : "native"},
-          {"function", frame.function},
-          {"file", frame.file},
-          {"line", optional_json(frame.line)}};
+  nlohmann::json json = {{"kind", frame.kind == triage::Frame::Kind::kPython ? "python" : "native"},
+                         {"function", frame.function},
+                         {"file", frame.file},
+                         {"line", optional_json(frame.line)}};
+  if (frame.repeated > 0) json["repeated"] = frame.repeated;  // as the process's document folded it
+  return json;
 }
 
 std::vector<int64_t> as_int64(const std::vector<int>& values) {

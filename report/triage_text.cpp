@@ -44,8 +44,9 @@ std::string thread_title(const triage::ThreadRecord& thread) {
 
 std::string frame_line(const triage::Frame& frame) {
   if (frame.kind == triage::Frame::Kind::kPython) {
-    return fmt::format("File \"{}\", line {}, in {}", frame.file,
-                       frame.line ? fmt::format("{}", *frame.line) : "?", frame.function);
+    return fmt::format("File \"{}\", line {}, in {}{}", frame.file,
+                       frame.line ? fmt::format("{}", *frame.line) : "?", frame.function,
+                       frame.repeated ? fmt::format("\n    [Previous frame repeated {} more times]", frame.repeated) : "");
   }
   return frame.file.empty() ? frame.function : fmt::format("{} in {}", frame.function, frame.file);
 }
@@ -93,6 +94,7 @@ std::string format_triage_class(const triage::Triage& triage, int class_index) {
     const std::vector<triage::FrameId>& stack = triage.stacks[folded.stack];
     if (stack.empty()) out += "    (no frames)\n";
     for (triage::FrameId frame : stack) out += "    " + frame_line(triage.frames[frame]) + "\n";
+    if (first.error) out += fmt::format("    <Python frames end here: {}>\n", *first.error);
   }
   return out;
 }

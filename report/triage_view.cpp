@@ -60,8 +60,9 @@ std::vector<TriageBox> triage_boxes(const triage::Triage& triage) {
 
 std::string frame_label(const triage::Frame& frame) {
   if (frame.kind == triage::Frame::Kind::kPython) {
-    return fmt::format("`{}` at {}:{}", frame.function, triage::base_name(frame.file),
-                       frame.line ? fmt::format("{}", *frame.line) : "?");
+    return fmt::format("`{}` at {}:{}{}", frame.function, triage::base_name(frame.file),
+                       frame.line ? fmt::format("{}", *frame.line) : "?",
+                       frame.repeated ? fmt::format(" [repeated {} more times]", frame.repeated) : "");
   }
   if (frame.file.empty()) return fmt::format("`{}`", frame.function);
   return fmt::format("`{}` in {}", frame.function, triage::base_name(frame.file));

@@ -32,6 +32,8 @@ Frame python_frame(const nlohmann::json& frame) {
   if (result.function.empty()) result.function = text_of(frame, "function");
   result.file = text_of(frame, "file");
   if (auto line = integer_of(frame, "line")) result.line = static_cast<int>(*line);
+  if (auto repeated = frame.find("repeated"); repeated != frame.end() && repeated->is_number_unsigned())
+    result.repeated = repeated->get<uint64_t>();
   return result;
 }
 
@@ -101,6 +103,7 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     if (any_locals) record.python_locals = std::move(locals);
   }
   record.native_frames = native_frames_of(thread);
+  if (std::string error = text_of(thread, "error"); !error.empty()) record.error = std::move(error);
   auto state = thread.find("state");
   if (state != thread.end() && state->is_object()) {
     auto main = state->find("main_thread");

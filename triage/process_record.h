@@ -23,6 +23,9 @@ struct Frame {
   std::string function;     // Python: co_qualname; native: the demangled symbol, or "??"
   std::string file;         // Python: the source file; native: the module, as the core names it
   std::optional<int> line;  // Python only
+  // How many more times the same frame follows it in a recursion the document folded ("repeated"):
+  // part of what the frame is, so that stacks of different depths stay apart.
+  uint64_t repeated = 0;
   bool operator==(const Frame&) const = default;
 };
 
@@ -37,6 +40,8 @@ struct ThreadRecord {
   // The native stack with the Python frames spliced in (--native), outermost first; absent when
   // the document has none for this thread.
   std::optional<std::vector<Frame>> native_frames;
+  // The thread's "error": why its frames end early ("frame chain too long"), where they do.
+  std::optional<std::string> error;
   std::optional<std::string> blocked_kind;         // blocked_on.kind: "lock", "event", ...
   std::optional<std::string> blocked_description;  // blocked_on.description
   bool idle = false;  // state.idle: waits for work to come (no hang is there)

@@ -7,7 +7,9 @@ python3.11) reads as Python's tracebacks show recursion. On its gcore and live (
   chain too long");
 - --json has the same three frames, the third with "repeated": N, the thread's error kept, and
   stays under 1 MB;
-- triage of the core shows the frame and the thread, within a 1 GiB address-space limit.
+- triage of the core folds the recursion too (the tree's frame "[repeated N more times]", the
+  representative's "[Previous frame repeated N more times]") and keeps the walker's note, within
+  a 1 GiB address-space limit.
 (How fast: scripts/bench, not this test.)
 
 Exit status: 0 passed, 1 failed, 77 Debian's python3.11 is not installed.
@@ -109,8 +111,14 @@ def main():
             problems = hostile.output_problems(label, code, out, err, seconds)
             if check:
                 problems += check(label, out, truth)
-            elif "`down` at very_deep.py:%d" % truth["line"] not in out.decode("utf-8", "replace"):
-                problems.append("%s: the recursive frame is not shown: %r" % (label, out[:400]))
+            else:
+                text = out.decode("utf-8", "replace")
+                if "`down` at very_deep.py:%d [repeated " % truth["line"] not in text:
+                    problems.append("%s: the recursion is not folded with its count: %r" % (label, out[:600]))
+                if not re.search(r"^    \[Previous frame repeated \d+ more times\]$", text, re.M):
+                    problems.append("%s: the representative's traceback does not fold" % label)
+                if "<Python frames end here: frame chain too long" not in text:
+                    problems.append("%s: the walker's note that the chain goes on is lost" % label)
             results.check("very deep: %s (%.1f s)" % (label, seconds), problems)
     except cores.CoreError as error:
         results.report("FAIL", "very deep: %s" % error)
