@@ -20,34 +20,48 @@
 namespace hangpy::coreanalyze {
 namespace {
 
-// Where source lines come from for this process, and whose permissions they follow.
+// A core from another machine names its owner by that machine's ids: here the same uid may be
+// another user, or root. Its ids are trusted only when the core is known to come from here: this
+// machine's journal (--coredumpctl), or a host name it records that is this machine's. A core
+// names no boot id, so a core whose host is unknown is taken as foreign. With --sysroot (the
+// user's copy of that machine's files) the ids are that copy's.
+bool ids_untrusted(const CommandLine& line, const report::AnalysedInput& input) {
+  if (!line.core.sysroot.empty() || !line.pids.empty() || line.coredumpctl_match) return false;
+  const std::optional<std::string> host = report::host_of(input.environment);
+  char here[256] = {};
+  return !host || ::gethostname(here, sizeof here - 1) != 0 || *host != here;
+}
+
+// Where source lines come from for this process, and whose permissions they follow: a core whose
+// ids are not trusted has read only what anyone may.
 report::SourcePolicy source_policy(const CommandLine& line, const report::AnalysedInput& input) {
   report::SourcePolicy policy;
   policy.root = line.core.sysroot;
   policy.enabled = !line.no_source;
-  policy.uid = input.process.uid;
-  policy.gid = input.process.gid;
-  // A core from another machine names its owner by that machine's ids: here the same uid may be
-  // another user, or root. Without --sysroot (the user's copy of that machine's files), it is
-  // taken to have read only what anyone may. Where the core does not say its host, the ids stand.
-  if (line.core.sysroot.empty() && line.pids.empty()) {
-    const std::optional<std::string> host = report::host_of(input.environment);
-    char here[256] = {};
-    if (host && ::gethostname(here, sizeof here - 1) == 0 && *host != here) {
-      policy.uid.reset();
-      policy.gid.reset();
-    }
+  if (!ids_untrusted(line, input)) {
+    policy.uid = input.process.uid;
+    policy.gid = input.process.gid;
   }
   return policy;
 }
 
-// One note for the files not quoted because the process could not read them itself.
-void note_withheld(const report::FileSourceReader& sources, const report::AnalysedInput& input) {
+// One note for the files not quoted because the process could not read them itself (or, for a
+// core not known to come from here, because not anyone may).
+void note_withheld(const report::FileSourceReader& sources, const CommandLine& line, const report::AnalysedInput& input) {
   if (sources.over_budget() > 0)
     fmt::print(stderr, "coreanalyze: note: source lines left out: {} file(s) over the budget of {} MB "
                "for all source files of one report\n",
                sources.over_budget(), report::FileSourceReader::kMaxBytesPerRun >> 20);
   if (sources.withheld().empty()) return;
+  if (ids_untrusted(line, input)) {
+    fmt::print(stderr,
+               "coreanalyze: note: source lines of {} file(s) are not shown: this core is not known to come from "
+               "this machine (its host is {}), so only files anyone may read are quoted; --sysroot names that "
+               "machine's files (first: {})\n",
+               sources.withheld().size(), printable(report::host_of(input.environment).value_or("unknown"), 200),
+               printable(*sources.withheld().begin(), 200));
+    return;
+  }
   const std::string owner = input.process.uid ? fmt::format("uid {}", *input.process.uid) : "owner unknown";
   fmt::print(stderr,
              "coreanalyze: note: source lines of {} file(s) are not shown: the process ({}) could not "
@@ -63,7 +77,7 @@ nlohmann::json json_document(const CommandLine& line, const report::AnalysedInpu
   if (line.context_lines > 0) {
     report::FileSourceReader sources(source_policy(line, input));
     report::add_source_context(document, stacks, sources, line.context_lines);
-    note_withheld(sources, input);
+    note_withheld(sources, line, input);
   }
   if (found.merged) report::add_native_stacks(document, stacks, *found.merged);
   if (found.diagnosis) report::add_diagnosis(document, stacks, *found.diagnosis);
@@ -118,7 +132,7 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
     fmt::print("{}", report::format_process(stacks, &sources, style, found.diagnosis));
   }
   if (found.tasks) fmt::print("{}", report::format_asyncio_tasks(*found.tasks, stacks));
-  note_withheld(sources, input);
+  note_withheld(sources, line, input);
 }
 
 analysis::Request analysis_request(const CommandLine& line, std::string missing_binaries_remedy) {
