@@ -1,6 +1,7 @@
 #include "report/native_report.h"
 
 #include "report/diagnosis_report.h"
+#include "report/repeated_frames.h"
 
 #include <fmt/format.h>
 
@@ -64,14 +65,29 @@ nlohmann::json native_json(const native::NativeFrame& frame) {
   };
 }
 
+// A Python frame that repeats the one before it in a recursion: the same place, run by the same
+// eval-loop code (or both without one). Native frames never fold: a C recursion interleaves.
+bool repeats_merged(const native::MergedFrame& frame, const native::MergedFrame& previous) {
+  if (!frame.python || !previous.python || !repeats_previous(*frame.python, *previous.python)) return false;
+  if (frame.native.has_value() != previous.native.has_value()) return false;
+  return !frame.native || frame.native->pc == previous.native->pc;
+}
+
 }  // namespace
 
 std::string format_merged_stack(const native::MergedStack& stack, SourceReader* sources,
                                 const TextStyle& style) {
   if (stack.error) return fmt::format("  <no native stack: {}>\n", for_terminal(*stack.error));
   std::string text = "Stack (most recent call first):\n";
+  size_t run = 0;  // frames of the current recursion so far, this one included
   for (size_t i = 0; i < stack.frames.size(); ++i) {
     const native::MergedFrame& frame = stack.frames[i];
+    run = i > 0 && style.fold_recursion && repeats_merged(frame, stack.frames[i - 1]) ? run + 1 : 1;
+    if (run > kRepeatsShown) {
+      const bool last = i + 1 == stack.frames.size() || !repeats_merged(stack.frames[i + 1], frame);
+      if (last) text += repeated_frames_line(run - kRepeatsShown);
+      continue;
+    }
     if (style.before_merged_frame) text += style.before_merged_frame(stack.lwp, i);
     const std::string body = frame.python ? python_line(*frame.python, sources, style)
                                           : native_line(*frame.native);
@@ -124,7 +140,15 @@ std::string format_process_native(const cpython::ProcessStacks& stacks, const Me
 
 nlohmann::json merged_stack_json(const native::MergedStack& stack) {
   nlohmann::json frames = nlohmann::json::array();
+  size_t run = 0;
   for (auto it = stack.frames.rbegin(); it != stack.frames.rend(); ++it) {
+    // A recursion folded as in the Python frames: the third frame of a run counts the rest.
+    run = it != stack.frames.rbegin() && repeats_merged(*it, *std::prev(it)) ? run + 1 : 1;
+    if (run > kRepeatsShown) {
+      nlohmann::json& kept = frames.back();
+      kept["repeated"] = kept.value("repeated", 0) + 1;
+      continue;
+    }
     nlohmann::json entry;
     if (it->python) {
       entry = {{"kind", "python"},

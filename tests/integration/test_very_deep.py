@@ -7,6 +7,7 @@ python3.11) reads as Python's tracebacks show recursion. On its gcore and live (
   chain too long");
 - --json has the same three frames, the third with "repeated": N, the thread's error kept, and
   stays under 1 MB;
+- --native (the merged stack) folds the recursion the same way, the native frames outside it kept;
 - triage of the core folds the recursion too (the tree's frame "[repeated N more times]", the
   representative's "[Previous frame repeated N more times]") and keeps the walker's note, within
   a 1 GiB address-space limit.
@@ -74,6 +75,21 @@ def json_problems(label, out, truth):
     return problems
 
 
+def native_problems(label, out, truth):
+    """--native merges the native frames with the Python ones: the recursion folds there too."""
+    lines = out.decode("utf-8", "replace").splitlines()
+    frame = '(Python) File "%s", line %d, in down' % (truth["file"], truth["line"])
+    problems = []
+    shown = [line for line in lines if line.endswith(frame)]
+    if len(shown) != 3:
+        problems.append("%s: the recursive frame shown %d times, want 3" % (label, len(shown)))
+    if not any(REPEATED.match(line) for line in lines):
+        problems.append("%s: no \"[Previous frame repeated N more times]\" line" % label)
+    if not any("in PyEval_EvalCode" in line for line in lines):
+        problems.append("%s: the native frames outside the recursion are lost" % label)
+    return problems
+
+
 def main():
     parser = __import__("argparse").ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
@@ -106,6 +122,7 @@ def main():
             process.wait()
         for label, command, check in (("core text", [coreanalyze, core], text_problems),
                                       ("core --json", [coreanalyze, core, "--json"], json_problems),
+                                      ("core --native", [coreanalyze, core, "--native"], native_problems),
                                       ("triage", [coreanalyze, "triage", core], None)):
             code, out, err, seconds = hostile.run(hostile.limited(command))
             problems = hostile.output_problems(label, code, out, err, seconds)
