@@ -1,6 +1,7 @@
 #include "cpython/analyzer.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "cpython/container_reader.h"
@@ -110,16 +111,14 @@ void fill_lwps_from_thread_pointers(const Target& target, const std::vector<Nati
                                     std::vector<PythonThread>& threads) {
   constexpr uint32_t kMaxTidOffset = 4096;  // struct pthread is about 2 KB in every glibc
   std::unordered_set<int64_t> lwps;
-  for (const NativeThread& native : natives) lwps.insert(native.lwp);
+  std::unordered_map<int64_t, int64_t> by_namespace_id;  // see match_namespaced_threads
+  for (const NativeThread& native : natives) {
+    lwps.insert(native.lwp);
+    if (native.namespace_lwp) by_namespace_id.emplace(*native.namespace_lwp, native.lwp);
+  }
   std::optional<uint32_t> tid_offset;
   bool looked_up = false;
-  for (PythonThread& thread : threads) {
-    if (thread.native_thread_id) continue;
-    for (const NativeThread& native : natives) {
-      if (native.fs_base != 0 && native.fs_base == thread.thread_id)
-        thread.native_thread_id = static_cast<uint64_t>(native.lwp);
-    }
-    if (thread.native_thread_id || thread.thread_id == 0) continue;
+  auto tid_in_pthread = [&](uint64_t pthread) -> std::optional<int32_t> {
     if (!looked_up) {
       looked_up = true;
       if (auto descriptor = target.find_symbol("_thread_db_pthread_tid")) {
@@ -128,9 +127,63 @@ void fill_lwps_from_thread_pointers(const Target& target, const std::vector<Nati
           tid_offset = (*fields)[2];
       }
     }
-    if (!tid_offset) continue;
-    auto tid = read_value<int32_t>(target.memory(), thread.thread_id + *tid_offset);
-    if (tid && *tid > 0 && lwps.contains(*tid)) thread.native_thread_id = static_cast<uint64_t>(*tid);
+    if (!tid_offset) return std::nullopt;
+    auto tid = read_value<int32_t>(target.memory(), pthread + *tid_offset);
+    if (!tid || *tid <= 0) return std::nullopt;
+    return *tid;
+  };
+  for (PythonThread& thread : threads) {
+    if (thread.native_thread_id) continue;
+    for (const NativeThread& native : natives) {
+      if (native.fs_base != 0 && native.fs_base == thread.thread_id)
+        thread.native_thread_id = static_cast<uint64_t>(native.lwp);
+    }
+    if (thread.native_thread_id) {
+      // Matched by its thread pointer: the struct pthread says its id in its own namespace,
+      // which differs from the target's in a container's process read from the host.
+      auto tid = tid_in_pthread(thread.thread_id);
+      if (tid && static_cast<uint64_t>(*tid) != *thread.native_thread_id) thread.namespace_thread_id = *tid;
+      continue;
+    }
+    if (thread.thread_id == 0) continue;
+    auto tid = tid_in_pthread(thread.thread_id);
+    if (!tid) continue;
+    // glibc keeps the id of the thread's own namespace: a container's, read from the host.
+    if (auto host = by_namespace_id.find(*tid); host != by_namespace_id.end() && host->second != *tid) {
+      thread.native_thread_id = static_cast<uint64_t>(host->second);
+      thread.namespace_thread_id = static_cast<uint64_t>(*tid);
+    } else if (lwps.contains(*tid)) {
+      thread.native_thread_id = static_cast<uint64_t>(*tid);
+    }
+  }
+}
+
+// A process in a PID namespace of its own (a container's, read from the host or from the host's
+// gcore): its thread states hold the namespace's thread ids, the target's threads the host's. An
+// id that is none of the target's threads is matched to one by the namespace id the target knows
+// (a live process's NSpid) or by the thread pointer (x86-64: fs_base is the pthread_t CPython
+// keeps as thread_id), and the namespace's id is kept beside it for the report. An id that
+// matches nothing stays as it is.
+void match_namespaced_threads(const std::vector<NativeThread>& natives, std::vector<PythonThread>& threads) {
+  std::unordered_set<int64_t> lwps;
+  std::unordered_map<int64_t, int64_t> by_namespace_id;
+  for (const NativeThread& native : natives) {
+    lwps.insert(native.lwp);
+    if (native.namespace_lwp) by_namespace_id.emplace(*native.namespace_lwp, native.lwp);
+  }
+  for (PythonThread& thread : threads) {
+    if (!thread.native_thread_id) continue;
+    const auto id = static_cast<int64_t>(*thread.native_thread_id);
+    std::optional<int64_t> host;
+    if (auto found = by_namespace_id.find(id); found != by_namespace_id.end()) {
+      host = found->second;
+    } else if (!lwps.contains(id) && thread.thread_id != 0) {
+      for (const NativeThread& native : natives)
+        if (native.fs_base != 0 && native.fs_base == thread.thread_id) host = native.lwp;
+    }
+    if (!host || *host == id) continue;
+    thread.namespace_thread_id = thread.native_thread_id;
+    thread.native_thread_id = static_cast<uint64_t>(*host);
   }
 }
 
@@ -318,6 +371,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   result.threads = walker.walk_interpreters(fit->first_interpreter, result.warnings);
   // Asked once: a gdb target may have to select every thread to answer.
   const std::vector<NativeThread> natives = target.threads();
+  match_namespaced_threads(natives, result.threads);
   fill_lwps_from_thread_pointers(target, natives, result.threads);
   result.threads_without_python = threads_without_python(natives, result.threads);
   name_threads(target.memory(), layout, result.threads);

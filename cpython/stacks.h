@@ -40,6 +40,9 @@ struct PythonThread {
   int64_t interpreter_id = 0;
   uint64_t thread_id = 0;                       // threading.get_ident()
   std::optional<uint64_t> native_thread_id;     // the LWP
+  // The id the thread state records, where it names the thread in another PID namespace than the
+  // target's (a container's process read from the host): native_thread_id is then the target's.
+  std::optional<uint64_t> namespace_thread_id;
   std::optional<std::string> name;              // threading.Thread.name, where known
   bool holds_gil = false;
   std::vector<PythonFrame> frames;              // innermost first

@@ -48,6 +48,10 @@ struct NativeThread {
   // target tells them (a live process; a core's NT_PRSTATUS has the CPU time).
   std::optional<double> cpu_seconds{};
   std::optional<uint64_t> io_bytes{};
+  // The thread's id in the PID namespace of its process, where that is not the target's own (a
+  // container's process read from the host: /proc's NSpid). The thread states hold this id.
+  // (Last: NativeThread is initialised by position.)
+  std::optional<int64_t> namespace_lwp{};
 };
 
 // A file mapped into the target (an executable or a shared library).
@@ -87,6 +91,16 @@ struct SocketEnd {
   std::string remote;
 };
 
+// The container a process runs in, as its cgroup path and namespaces tell (targets/containers.h).
+struct ContainerInfo {
+  // "docker", "podman", "containerd", "cri-o", "lxc", "systemd-nspawn"; "" when no runtime is
+  // recognised and only the process's own PID namespace says it is in a container.
+  std::string runtime;
+  std::string id;       // the container's id as its runtime names it; "" when unknown
+  std::string pod_uid;  // Kubernetes: the pod's UID, from the kubepods cgroup path
+  bool own_pid_namespace = false;  // in another PID namespace than the one reading it
+};
+
 // Facts about the process a target shows, for reports (the engine itself does not need them).
 struct ProcessInfo {
   int64_t pid = 0;
@@ -106,6 +120,7 @@ struct ProcessInfo {
   // note); empty for an ordinary core, which holds no descriptor table.
   std::vector<PipeEnd> pipe_ends;
   std::vector<SocketEnd> socket_ends;  // the same for its connected TCP sockets
+  std::optional<ContainerInfo> container;  // a live process's, where it runs in one
 };
 
 // A range of the target's memory.

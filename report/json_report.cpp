@@ -47,6 +47,7 @@ nlohmann::json thread_to_json(const cpython::PythonThread& thread) {
       {"interpreter_id", thread.interpreter_id},
       {"thread_id", thread.thread_id},
       {"native_thread_id", optional_json(thread.native_thread_id)},
+      {"namespace_thread_id", optional_json(thread.namespace_thread_id)},
       {"name", optional_json(thread.name)},
       {"holds_gil", thread.holds_gil},
       {"thread_state", fmt::format("0x{:x}", thread.thread_state)},

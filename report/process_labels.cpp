@@ -126,6 +126,21 @@ void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::str
   environment.spawn_nprocs = indexes.spawn_nprocs;
 }
 
+// "docker container 3f2a9c81d0e4 (its own PID namespace)", "Kubernetes pod 0b6e..., containerd
+// container 77aa...": the container's words in a report.
+std::string describe_container(const cpython::ContainerInfo& container) {
+  std::vector<std::string> parts;
+  if (!container.pod_uid.empty()) parts.push_back(fmt::format("Kubernetes pod {}", container.pod_uid));
+  if (!container.runtime.empty())
+    parts.push_back(container.id.empty() ? fmt::format("{} container", container.runtime)
+                                         : fmt::format("{} container {}", container.runtime, container.id.substr(0, 12)));
+  if (parts.empty()) parts.push_back("a container of unknown kind");
+  std::string text = fmt::format("{}", fmt::join(parts, ", "));
+  if (container.own_pid_namespace) text += " (its own PID namespace)";
+  return text;
+}
+
+
 std::string format_process_labels(const cpython::ProcessInfo& process,
                                   const ProcessEnvironment& environment,
                                   const cpython::ProcessStacks* stacks) {
@@ -145,6 +160,7 @@ std::string format_process_labels(const cpython::ProcessInfo& process,
   if (!parts.empty()) text += fmt::format(" ({})", fmt::join(parts, ", "));
   const std::optional<std::string> host = host_of(environment);
   text += fmt::format(", host {}", host ? *host : "unknown");
+  if (process.container) text += ", in " + describe_container(*process.container);
   return text + "\n";
 }
 
@@ -153,6 +169,13 @@ void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo
   process_json["ppid"] = process.parent_pid ? nlohmann::json(*process.parent_pid) : nullptr;
   const std::optional<std::string> host = host_of(environment);
   process_json["host"] = host ? nlohmann::json(*host) : nullptr;
+  if (const auto& container = process.container) {
+    process_json["container"] = {{"runtime", container->runtime.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->runtime)},
+                                 {"id", container->id.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->id)},
+                                 {"pod_uid", container->pod_uid.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->pod_uid)},
+                                 {"own_pid_namespace", container->own_pid_namespace},
+                                 {"description", describe_container(*container)}};
+  }
   process_json["role"] = std::string(role_name(role_of(process, environment, stacks)));
   nlohmann::json labels = nlohmann::json::object();
   for (auto& [name, value] : numeric_labels(environment.variables))

@@ -63,6 +63,9 @@ std::optional<std::string> host_of(const ProcessEnvironment& environment);
 std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const Environment& variables);
 
 // "Role: training rank (rank 3 of 8, local rank 1, SLURM_PROCID 3), host node7\n".
+// "docker container 3f2a9c81d0e4 (its own PID namespace)": a container in a report's words.
+std::string describe_container(const cpython::ContainerInfo& container);
+
 std::string format_process_labels(const cpython::ProcessInfo& process,
                                   const ProcessEnvironment& environment,
                                   const cpython::ProcessStacks* stacks);

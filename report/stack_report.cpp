@@ -87,7 +87,10 @@ class TracebackLines {
 std::string format_thread_header(const cpython::PythonThread& thread, const TextStyle& style) {
   Colors c = colors_for(style);
   std::string text = fmt::format("{}Thread 0x{:x}", c.header, thread.thread_id);
-  if (thread.native_thread_id) text += fmt::format(" (LWP {})", *thread.native_thread_id);
+  if (thread.native_thread_id && thread.namespace_thread_id)
+    text += fmt::format(" (LWP {}, {} in its namespace)", *thread.native_thread_id, *thread.namespace_thread_id);
+  else if (thread.native_thread_id)
+    text += fmt::format(" (LWP {})", *thread.native_thread_id);
   if (thread.name) text += fmt::format(" \"{}\"", for_terminal(*thread.name));
   if (thread.interpreter_id != 0) text += fmt::format(" interpreter {}", thread.interpreter_id);
   if (thread.holds_gil) text += " [holds the GIL]";

@@ -1,6 +1,8 @@
 #include "targets/live_target.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <elf.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "base/parse_number.h"
 #include "targets/blocked_threads.h"
 #include "targets/module_table.h"
+#include "targets/containers.h"
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 #include "targets/proc_file.h"
@@ -83,7 +86,15 @@ std::string lookup_path(const Module& module) {
 // process stays stopped for less time. The pages kept are dropped with forget().
 class LiveMemory final : public cpython::AddressSpace {
  public:
-  LiveMemory(int pid, uint64_t page_size) : pid_(pid), page_size_(page_size) {}
+  // `mem_fd`: /proc/PID/mem opened for reading, used where the kernel has no process_vm_readv
+  // (CONFIG_CROSS_MEMORY_ATTACH unset: Flatcar); -1 to use process_vm_readv. Owned.
+  LiveMemory(int pid, uint64_t page_size, int mem_fd) : pid_(pid), page_size_(page_size), mem_fd_(mem_fd) {}
+  ~LiveMemory() override {
+    if (mem_fd_ >= 0) close(mem_fd_);
+  }
+  LiveMemory(const LiveMemory&) = delete;
+  LiveMemory& operator=(const LiveMemory&) = delete;
+  bool through_proc_mem() const { return mem_fd_ >= 0; }
 
   Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
     std::lock_guard lock(mutex_);
@@ -132,8 +143,7 @@ class LiveMemory final : public cpython::AddressSpace {
         local.push_back({bytes.data(), bytes.size()});
         remote.push_back({reinterpret_cast<void*>(addresses[i]), bytes.size()});
       }
-      const ssize_t count = process_vm_readv(pid_, local.data(), local.size(), remote.data(),
-                                             remote.size(), 0);
+      const ssize_t count = read_vector(local, remote);
       // A short read stops at the first page that failed: drop it, go on after it.
       const size_t whole = count < 0 ? 0 : static_cast<size_t>(count) / page_size_;
       if (whole == local.size()) {
@@ -167,11 +177,9 @@ class LiveMemory final : public cpython::AddressSpace {
       last_page_ = nullptr;
     }
     std::optional<std::vector<std::byte>> bytes(std::in_place, page_size_);
-    iovec local{bytes->data(), bytes->size()};
-    iovec remote{reinterpret_cast<void*>(page), bytes->size()};
-    if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(page_size_)) {
-      bytes.reset();
-    }
+    const std::vector<iovec> local{{bytes->data(), bytes->size()}};
+    const std::vector<iovec> remote{{reinterpret_cast<void*>(page), bytes->size()}};
+    if (read_vector(local, remote) != static_cast<ssize_t>(page_size_)) bytes.reset();
     auto [it, inserted] = pages_.emplace(page, std::move(bytes));
     if (!it->second) return nullptr;
     last_page_address_ = page;
@@ -179,8 +187,23 @@ class LiveMemory final : public cpython::AddressSpace {
     return last_page_;
   }
 
+  // Pages into `local` from `remote` (the same sizes): the bytes read, up to the first page that
+  // failed, or -1; process_vm_readv's contract, through /proc/PID/mem where that is the way.
+  ssize_t read_vector(const std::vector<iovec>& local, const std::vector<iovec>& remote) const {
+    if (mem_fd_ < 0) return process_vm_readv(pid_, local.data(), local.size(), remote.data(), remote.size(), 0);
+    ssize_t total = 0;
+    for (size_t i = 0; i < local.size(); ++i) {
+      const ssize_t count = pread(mem_fd_, local[i].iov_base, local[i].iov_len,
+                                  static_cast<off_t>(reinterpret_cast<uintptr_t>(remote[i].iov_base)));
+      if (count != static_cast<ssize_t>(local[i].iov_len)) return total > 0 ? total : -1;
+      total += count;
+    }
+    return total;
+  }
+
   const int pid_;
   const uint64_t page_size_;
+  const int mem_fd_;
   mutable std::unordered_map<uint64_t, std::optional<std::vector<std::byte>>> pages_;
   // The page the last read ended in: most reads are a few bytes from the one before.
   mutable uint64_t last_page_address_ = 0;
@@ -212,6 +235,28 @@ cpython::NativeThread thread_from_syscall_file(int pid, int64_t lwp) {
   return parse_syscall_line(*text, lwp);
 }
 
+// Whether `pid` lives in another PID namespace than this process (a container's, read from the
+// host): its thread states then name its threads by that namespace's ids.
+bool in_other_pid_namespace(int pid) {
+  struct stat theirs {}, ours {};
+  if (stat(fmt::format("/proc/{}/ns/pid", pid).c_str(), &theirs) != 0 || stat("/proc/self/ns/pid", &ours) != 0)
+    return false;
+  return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
+}
+
+// The thread's id in its innermost PID namespace: the last id of its status's NSpid line.
+std::optional<int64_t> namespace_thread_id(int pid, int64_t lwp) {
+  auto status = read_proc_file(fmt::format("/proc/{}/task/{}/status", pid, lwp));
+  if (!status) return std::nullopt;
+  const size_t at = status->find("\nNSpid:");
+  if (at == std::string::npos) return std::nullopt;
+  const size_t end = status->find('\n', at + 1);
+  std::istringstream ids(status->substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7));
+  std::optional<int64_t> last;
+  for (int64_t id = 0; ids >> id;) last = id;
+  return last;
+}
+
 class LiveTargetImpl final : public LiveTarget {
   // The two ways into a module that the module table's lookups take (defined first: their
   // return types are deduced).
@@ -223,17 +268,20 @@ class LiveTargetImpl final : public LiveTarget {
   }
 
  public:
-  LiveTargetImpl(int pid, std::vector<MapsLine> maps)
+  LiveTargetImpl(int pid, std::vector<MapsLine> maps, int mem_fd)
       : pid_(pid),
         maps_(std::move(maps)),
         page_size_(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))),
-        memory_(pid, page_size_),
-        resolver_(fmt::format("/proc/{}/root", pid), {}) {
+        memory_(pid, page_size_, mem_fd),
+        resolver_(fmt::format("/proc/{}/root", pid), {}),
+        namespaced_(in_other_pid_namespace(pid)) {
     collect_modules();
     fill_process_info();
     find_executable();
     table_.set_executable(executable_);
     if (executable_) process_.executable = table_.modules()[*executable_].recorded_path;
+    if (memory_.through_proc_mem())
+      warnings_.push_back("this kernel has no process_vm_readv (ENOSYS): memory was read through /proc/PID/mem");
   }
 
   const cpython::AddressSpace& memory() const override { return memory_; }
@@ -268,9 +316,17 @@ class LiveTargetImpl final : public LiveTarget {
   }
 
   std::vector<cpython::NativeThread> threads() const override {
-    if (registers_) return *registers_;
     std::vector<cpython::NativeThread> result;
-    for (int64_t lwp : list_threads(pid_)) result.push_back(thread_from_syscall_file(pid_, lwp));
+    if (registers_) {
+      result = *registers_;
+    } else {
+      for (int64_t lwp : list_threads(pid_)) result.push_back(thread_from_syscall_file(pid_, lwp));
+    }
+    if (namespaced_) {
+      for (cpython::NativeThread& thread : result) {
+        if (!thread.namespace_lwp) thread.namespace_lwp = namespace_thread_id(pid_, thread.lwp);
+      }
+    }
     return result;
   }
 
@@ -311,6 +367,7 @@ class LiveTargetImpl final : public LiveTarget {
   const uint64_t page_size_;
   LiveMemory memory_;
   const symbols::PathResolver resolver_;
+  const bool namespaced_;  // in another PID namespace: threads() says each one's id there
   ModuleTable<Module> table_;
   std::optional<size_t> executable_;  // index into table_.modules()
   cpython::ProcessInfo process_;
@@ -405,6 +462,7 @@ void LiveTargetImpl::fill_process_info() {
     if (auto parent = parse_decimal<int64_t>((*fields)[1])) process_.parent_pid = *parent;
   }
   process_.pipe_ends = live_pipe_ends(pid_);
+  process_.container = live_container(pid_);
   process_.socket_ends = live_socket_ends(pid_);
   if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
     std::istringstream lines(*status);
@@ -470,10 +528,15 @@ LiveExpected<std::unique_ptr<LiveTarget>> LiveTarget::open(int pid) {
   std::byte probe[1];
   iovec local{probe, 1};
   iovec remote{nullptr, 1};
+  int mem_fd = -1;
   if (process_vm_readv(pid, &local, 1, &remote, 1, 0) < 0 && errno != EFAULT) {
-    return std::unexpected(describe_access_failure(pid, errno, "read the memory of"));
+    // A kernel built without CONFIG_CROSS_MEMORY_ATTACH (Flatcar) has no process_vm_readv:
+    // /proc/PID/mem reads the same memory under the same permission, one call a page.
+    if (errno != ENOSYS) return std::unexpected(describe_access_failure(pid, errno, "read the memory of"));
+    mem_fd = ::open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (mem_fd < 0) return std::unexpected(describe_access_failure(pid, errno, "read the memory of"));
   }
-  return std::make_unique<LiveTargetImpl>(pid, parse_maps(*maps));
+  return std::make_unique<LiveTargetImpl>(pid, parse_maps(*maps), mem_fd);
 }
 
 }  // namespace hangpy::coreanalyze

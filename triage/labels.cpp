@@ -1,5 +1,7 @@
 #include "triage/labels.h"
 
+#include <fmt/format.h>
+
 namespace hangpy::triage {
 namespace {
 
@@ -62,6 +64,15 @@ ProcessLabels labels_from_json(const nlohmann::json& process) {
     if (!labels.ppid) labels.ppid = integer_field(process, name);
   }
   labels.host = string_field(process, kHost);
+  if (auto container = process.find("container"); container != process.end() && container->is_object()) {
+    auto text = [&](const char* name) {
+      auto found = container->find(name);
+      return found != container->end() && found->is_string() ? found->get<std::string>() : std::string();
+    };
+    const std::string runtime = text("runtime"), id = text("id");
+    labels.container = runtime.empty() ? std::string("a container")
+                                       : id.empty() ? runtime : fmt::format("{} {}", runtime, id.substr(0, 12));
+  }
   labels.rank = integer_field(process, kRank);
   labels.local_rank = integer_field(process, kLocalRank);
   labels.world_size = integer_field(process, kWorldSize);

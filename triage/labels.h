@@ -14,6 +14,8 @@ struct ProcessLabels {
   std::optional<int64_t> pid;
   std::optional<int64_t> ppid;
   std::optional<std::string> host;
+  // The container it runs in, short: "docker 3f2a9c81d0e4", "podman", "a container" (process.container).
+  std::optional<std::string> container;
   std::optional<int64_t> rank;          // RANK (torchrun), MPI's rank where that is all there is
   std::optional<int64_t> local_rank;    // LOCAL_RANK
   std::optional<int64_t> world_size;    // WORLD_SIZE

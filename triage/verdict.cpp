@@ -126,6 +126,7 @@ std::string process_name(const Triage& triage, int process) {
   std::vector<std::string> details;
   if (labels.pid) details.push_back(fmt::format("PID {}", *labels.pid));
   if (labels.host) details.push_back(fmt::format("on {}", *labels.host));
+  if (labels.container) details.push_back(fmt::format("in {}", *labels.container));
   if (!details.empty()) name += fmt::format(" ({})", fmt::join(details, " "));
   return name;
 }
