@@ -227,8 +227,15 @@ WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_th
       if (thread.native_thread_id) python.insert(*thread.native_thread_id);
       else every_id_known = false;
     }
-    if (every_id_known && !every_thread_unwound && !first->threads.empty()) {
-      for (const cpython::NativeThread& thread : live.threads())
+    // An id that is none of the process's threads (a namespace's id that could not be matched)
+    // leaves the thread that runs it unknown: then every thread is stopped, none left running.
+    const std::vector<cpython::NativeThread> natives = live.threads();
+    std::set<int64_t> lwps;
+    for (const cpython::NativeThread& thread : natives) lwps.insert(thread.lwp);
+    const bool every_id_matched =
+        std::all_of(python.begin(), python.end(), [&](int64_t id) { return lwps.contains(id); });
+    if (every_id_known && every_id_matched && !every_thread_unwound && !first->threads.empty()) {
+      for (const cpython::NativeThread& thread : natives)
         if (!python.contains(thread.lwp)) warm.without_python.insert(thread.lwp);
     }
     (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
