@@ -132,12 +132,12 @@ std::vector<ProcessCycle> find_process_cycles(const Triage& triage) {
 std::vector<ProcessChain> find_process_chains(const Triage& triage) {
   const std::vector<std::optional<ProcessWait>> edges = process_edges(triage);
   std::vector<ProcessChain> chains;
+  // Started only where no process waits for this one: a chain is told once, from its start.
+  std::vector<bool> waited_for(edges.size(), false);
+  for (const auto& edge : edges)
+    if (edge) waited_for[static_cast<size_t>(edge->waits_for)] = true;
   for (size_t start = 0; start < edges.size(); ++start) {
-    if (!edges[start]) continue;
-    // Started only where no process waits for this one: a chain is told once, from its start.
-    bool waited_for = false;
-    for (const auto& edge : edges) waited_for = waited_for || (edge && edge->waits_for == static_cast<int>(start));
-    if (waited_for) continue;
+    if (!edges[start] || waited_for[start]) continue;
     ProcessChain chain;
     std::vector<bool> seen(edges.size(), false);
     int at = static_cast<int>(start);
