@@ -175,6 +175,16 @@ BlockedOn stdlib_blocked_on(const Context& context, size_t index, const StdlibWa
       blocked.what = blocked.child_pid ? fmt::format("child process {}", *blocked.child_pid)
                                        : std::string("a child process");
       blocked.detail = wait.what;
+      // subprocess.Popen's stdout=PIPE / stderr=PIPE: this process holds the read end of the
+      // child's fd 1 or 2, and reads nothing while it waits. A core holds no descriptor table;
+      // the Popen object says it all the same.
+      if (self && wait.what.starts_with("subprocess")) {
+        cpython::InstanceAttributes attributes(context.objects);
+        for (const auto& [name, fd] : {std::pair<const char*, int64_t>{"stdout", 1}, {"stderr", 2}}) {
+          auto stream = attributes.get(self, name);
+          if (stream && *stream != 0 && type_name(context, *stream) != "NoneType") blocked.child_pipe_fds.push_back(fd);
+        }
+      }
       break;
     }
     default:

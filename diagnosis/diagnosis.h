@@ -85,6 +85,9 @@ struct BlockedOn {
   std::vector<int64_t> other_end_pids;
   // The file descriptor a read, write, send, receive or accept waits on, where registers say.
   std::optional<int64_t> fd;
+  // A wait for a subprocess.Popen child whose stdout (1) or stderr (2) is a pipe this process
+  // reads: the child's descriptors (a child that fills that pipe waits for this process).
+  std::vector<int64_t> child_pipe_fds;
 };
 
 struct ThreadDiagnosis {

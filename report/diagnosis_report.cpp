@@ -109,6 +109,7 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"child_pid", optional_json(blocked.child_pid)},
         {"other_end_pids", blocked.other_end_pids},
         {"fd", optional_json(blocked.fd)},
+        {"child_pipe_fds", blocked.child_pipe_fds},
         {"worker_native_thread_id", optional_json(blocked.worker_lwp)},
         {"worker_waits", blocked.worker_waits.empty() ? nlohmann::json(nullptr) : nlohmann::json(blocked.worker_waits)},
     };

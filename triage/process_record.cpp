@@ -130,6 +130,10 @@ ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> 
     if (auto child = blocked->find("child_pid"); child != blocked->end() && child->is_number_integer())
       record.child_pid = child->get<int64_t>();
     record.blocked_fd = integer_of(*blocked, "fd");
+    if (auto fds = blocked->find("child_pipe_fds"); fds != blocked->end() && fds->is_array()) {
+      for (const auto& fd : *fds)
+        if (fd.is_number_integer() && record.child_pipe_fds.size() < 2) record.child_pipe_fds.push_back(fd.get<int64_t>());
+    }
     if (auto others = blocked->find("other_end_pids"); others != blocked->end() && others->is_array()) {
       for (const auto& other : *others)
         if (other.is_number_integer() && record.other_end_pids.size() < kMaxOtherEndPids)

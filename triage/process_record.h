@@ -52,6 +52,7 @@ struct ThreadRecord {
   std::optional<int64_t> thread_id;        // the Python thread's ident (threading.get_ident())
   std::vector<int64_t> other_end_pids;     // blocked_on.other_end_pids: a pipe's other end
   std::optional<int64_t> blocked_fd;       // blocked_on.fd: the descriptor read or written
+  std::vector<int64_t> child_pipe_fds;     // blocked_on.child_pipe_fds: the child's piped fds
   std::vector<uint64_t> held_locks;        // state.held_locks
   // A pending asyncio task, not a thread: `name` is the task's, python_frames its coroutine
   // stack (outermost first), its whole stack in a native merge too (a suspended coroutine has no

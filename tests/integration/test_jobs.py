@@ -23,9 +23,9 @@
   task of `Pool.map` at the program's line is lost, the parent waits for its result and every
   worker of its pool waits for work (live, collected, snapshot cores);
 - a parent in Popen.wait() whose child blocks writing to the full pipe the parent never reads
-  (job_pipe_cycle.py; 3.11, 3.8, 3.13), live and from snapshot cores alone (their note of pipe
-  ends, matched by inode): the verdict's first line is the cycle, each process's wait with its
-  place;
+  (job_pipe_cycle.py; 3.11, 3.8, 3.13), live, from snapshot cores alone (their note of pipe
+  ends, matched by inode) and from gcores alone (the parent's Popen object says it reads the
+  child's stdout): the verdict's first line is the cycle, each process's wait with its place;
 - a parent joining a child whose exit waits for its multiprocessing.Queue's feeder thread, blocked
   writing to the parent (job_queue_join.py; 3.11, 3.8, 3.13), live and from snapshot cores: the
   first line is the cycle, the child's side named by its feeder thread;
@@ -67,6 +67,7 @@ from results import Results, SKIP  # noqa: E402
 import test_collect  # noqa: E402  (torchrun's options, the torch jobs' environment)
 import test_triage  # noqa: E402  (png_is_blank, the Chromium screenshot)
 import interpreters  # noqa: E402
+import cores as core_files  # noqa: E402  (gcore)
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
 PYTHON = "/usr/bin/python3"  # Debian's, which python3-torch is built for
@@ -572,6 +573,16 @@ def pipe_cycle_case(results, coreanalyze, workdir):
             problems += more + pipe_cycle_problems(document, job)
             results.check("%s: Popen.wait() and a child writing the pipe: the snapshot cores alone" % name, problems)
             shutil.rmtree(cores_dir, ignore_errors=True)
+            # gdb's gcore holds no descriptor table at all: the parent's Popen object (stdout=PIPE)
+            # says it reads the child's fd 1.
+            ready = job.ready()
+            gcores = [core_files.gcore(ready[role], os.path.join(workdir, "pipe-%s-%s.core" % (name, role)))
+                      for role in ("parent", "child")]
+            document, _, more, _ = triage(coreanalyze, gcores)
+            results.check("%s: Popen.wait() and a child writing the pipe: gcores alone" % name,
+                          more + pipe_cycle_problems(document, job))
+            for path in gcores:
+                os.unlink(path)
         finally:
             job.kill()
 

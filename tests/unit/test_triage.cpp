@@ -891,3 +891,21 @@ TEST(TriageProcessChains, AClientsConnectionLeadsToTheServer) {
   Triage unmatched = merge(records);
   EXPECT_NE(unmatched.verdict.text.find("no single odd one out"), std::string::npos) << unmatched.verdict.text;
 }
+
+// gcores hold no descriptor table: a parent waiting in subprocess's wait whose Popen reads the
+// child's stdout (child_pipe_fds) holds the read end of the child's fd 1.
+TEST(TriageProcessCycles, PopenStdoutClosesTheCycleWithoutDescriptorTables) {
+  std::vector<ProcessRecord> records = pipe_job({});
+  records[1].threads[0].blocked_fd = 1;
+  records[0].threads[0].child_pipe_fds = {1};
+  Triage triage = merge(records);
+  ASSERT_FALSE(triage.verdict.lines.empty());
+  EXPECT_EQ(triage.verdict.lines[0].rfind("each waits for the other: ", 0), 0u) << triage.verdict.text;
+  // The child writes its stderr, which the parent does not read: no cycle.
+  records[1].threads[0].blocked_fd = 2;
+  EXPECT_EQ(merge(records).verdict.text.find("each waits"), std::string::npos);
+  // Not its parent: no cycle.
+  records[1].threads[0].blocked_fd = 1;
+  records[1].labels.ppid = 999;
+  EXPECT_EQ(merge(records).verdict.text.find("each waits"), std::string::npos);
+}
