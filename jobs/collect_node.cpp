@@ -48,6 +48,7 @@ std::string selection_text(const CollectOptions& options) {
     return "the process tree under pid " + pids;
   }
   if (options.name_pattern) return "processes named '" + *options.name_pattern + "'";
+  if (options.container) return "the processes of container " + *options.container;
   return "the processes of SLURM job " + options.slurm_job.value_or("?");
 }
 
@@ -63,6 +64,8 @@ std::vector<int> select_processes(const CollectOptions& options,
     }
   } else if (options.name_pattern) {
     selected = processes_named(table, *options.name_pattern);
+  } else if (options.container) {
+    selected = processes_of_container(table, *options.container);
   } else if (options.slurm_job) {
     selected = processes_of_slurm_job(table, *options.slurm_job);
   }

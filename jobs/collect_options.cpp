@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -34,6 +36,9 @@ po::options_description collect_visible_options() {
       ("slurm-job", po::value<std::string>()->value_name("JOBID"),
        "the processes of SLURM job JOBID on this node (its environment or its cgroup); the "
        "default inside a job ($SLURM_JOB_ID)")
+      ("container", po::value<std::string>()->value_name("ID"),
+       "the processes of the container whose id starts with ID (at least 4 hex digits; `docker "
+       "ps`, `podman ps`, `crictl ps` show it), as their cgroups name it, read from this node")
       ("cores", po::value<std::string>()->value_name("KIND"),
        "also keep a core of each Python process: 'snapshot' a small snapshot core of what the "
        "analysis read, written by the same run as the JSON; 'full' the whole core, with gcore "
@@ -117,10 +122,18 @@ std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& 
   }
   if (vm.count("name")) options.name_pattern = vm["name"].as<std::string>();
   if (vm.count("slurm-job")) options.slurm_job = vm["slurm-job"].as<std::string>();
+  if (vm.count("container")) options.container = vm["container"].as<std::string>();
   const int kinds = (options.root_pids.empty() ? 0 : 1) + (options.name_pattern ? 1 : 0) +
-                    (options.slurm_job ? 1 : 0);
+                    (options.slurm_job ? 1 : 0) + (options.container ? 1 : 0);
   if (kinds > 1) {
-    fmt::print(stderr, "{}: give one of --pid, --name, --slurm-job\n", program_name);
+    fmt::print(stderr, "{}: give one of --pid, --name, --slurm-job, --container\n", program_name);
+    return kExitUsage;
+  }
+  if (options.container &&
+      (options.container->size() < 4 || options.container->size() > 128 ||
+       !std::all_of(options.container->begin(), options.container->end(),
+                    [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))) {
+    fmt::print(stderr, "{}: --container wants a container's id, or its first 4 or more hex digits\n", program_name);
     return kExitUsage;
   }
   if (options.name_pattern && options.name_pattern->empty()) {
@@ -227,6 +240,7 @@ std::vector<std::string> collect_arguments(const CollectOptions& options) {
   for (int pid : options.root_pids) argv.insert(argv.end(), {"--pid", std::to_string(pid)});
   if (options.name_pattern) argv.insert(argv.end(), {"--name", *options.name_pattern});
   if (options.slurm_job && !options.srun_job) argv.insert(argv.end(), {"--slurm-job", *options.slurm_job});
+  if (options.container) argv.insert(argv.end(), {"--container", *options.container});
   if (options.cores == CoreKind::kSnapshot) argv.insert(argv.end(), {"--cores", "snapshot"});
   if (options.cores == CoreKind::kFull) argv.insert(argv.end(), {"--cores", "full"});
   if (options.native) argv.push_back("--native");

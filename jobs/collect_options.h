@@ -16,6 +16,7 @@ struct CollectOptions {
   std::vector<int> root_pids;                // --pid: these and their descendants
   std::optional<std::string> name_pattern;   // --name
   std::optional<std::string> slurm_job;      // --slurm-job
+  std::optional<std::string> container;      // --container: a container's id (a prefix of it)
   // What is taken of each.
   CoreKind cores = CoreKind::kNone;
   bool native = false;

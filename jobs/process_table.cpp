@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/parse_number.h"
+#include "targets/containers.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -173,6 +174,10 @@ std::optional<ProcessEntry> read_process(int pid) {
     entry.runs_python = is_python_executable(entry.argv.front());  // exe unreadable: best guess
   read_environment(pid, entry);
   if (!entry.slurm_job_id) entry.slurm_job_id = slurm_job_from_cgroup(pid);
+  if (auto cgroup = read_proc_file(pid, "cgroup")) {
+    if (auto container = container_of_cgroup(*cgroup); container && !container->id.empty())
+      entry.container_id = container->id;
+  }
   return entry;
 }
 
@@ -203,6 +208,13 @@ std::vector<int> processes_named(const std::map<int, ProcessEntry>& table,
       matches.push_back(pid);
   }
   return with_descendants(table, matches);
+}
+
+std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& id_prefix) {
+  std::vector<int> matches;
+  for (const auto& [pid, entry] : table)
+    if (entry.container_id && entry.container_id->starts_with(id_prefix)) matches.push_back(pid);
+  return matches;
 }
 
 std::vector<int> processes_of_slurm_job(const std::map<int, ProcessEntry>& table,

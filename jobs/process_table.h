@@ -20,6 +20,7 @@ struct ProcessEntry {
   bool maps_readable = true;     // false: another user's process (or gone)
   std::map<std::string, std::string> labels;  // RANK, LOCAL_RANK, ... from its environment
   std::optional<std::string> slurm_job_id;    // from its environment or its cgroup
+  std::optional<std::string> container_id;    // the container its cgroup names (targets/containers.h)
 
   bool zombie() const { return state == 'Z'; }
   std::string command_line() const;  // argv joined by spaces (comm in brackets when empty)
@@ -43,6 +44,9 @@ std::vector<int> processes_named(const std::map<int, ProcessEntry>& table, const
 // Processes of SLURM job `job_id` (its SLURM_JOB_ID in their environment, or its cgroup).
 std::vector<int> processes_of_slurm_job(const std::map<int, ProcessEntry>& table,
                                         const std::string& job_id);
+
+// Processes in the container whose id starts with `id_prefix`, as their cgroups name it.
+std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& id_prefix);
 
 // `pid`'s ancestors (not `pid`), nearest first.
 std::vector<int> ancestors(const std::map<int, ProcessEntry>& table, int pid);
