@@ -78,7 +78,7 @@ namespace {
 // help2man builds coreanalyze-collect.1 from this text (packaging/CMakeLists.txt): usage lines in
 // GNU's "  or:" form, no option's text starting with "--".
 void print_collect_usage(std::ostream& out, const po::options_description& options) {
-  out << "Usage: coreanalyze collect [--pid PID | --name PATTERN | --slurm-job JOBID] [options]\n"
+  out << "Usage: coreanalyze collect [--pid PID | --name PATTERN | --slurm-job JOBID | --container ID] [options]\n"
          "  or:  coreanalyze collect --srun JOBID [options]\n"
          "  or:  coreanalyze collect --pdsh HOSTS --name PATTERN [options]\n"
          "Snapshots a hung job's Python processes on this node (or on every node) before a\n"

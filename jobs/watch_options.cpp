@@ -36,7 +36,7 @@ po::options_description watch_visible_options() {
 }
 
 void print_watch_usage(std::ostream& out, const po::options_description& options) {
-  out << "Usage: coreanalyze watch [--pid PID | --name PATTERN | --slurm-job JOBID] [options]\n"
+  out << "Usage: coreanalyze watch [--pid PID | --name PATTERN | --slurm-job JOBID | --container ID] [options]\n"
          "  or:  coreanalyze watch --srun JOBID [options]\n"
          "Watches a job's Python processes (the same selection as coreanalyze collect) and\n"
          "catches a hang when it happens: every --interval it reads each process's stacks and\n"
