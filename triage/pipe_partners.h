@@ -3,7 +3,9 @@
 // process holding its other end. A live document says for a pipe (its /proc was read); otherwise
 // each document lists the pipe ends and connected sockets its process holds (a snapshot core's
 // notes, or /proc), and the triage matches the two ends among the processes it has: a pipe by
-// its inode, a connection by its two addresses swapped, on the same host.
+// its inode, a connection by its two addresses swapped, on the same host. Where a process lists
+// no pipe ends (an ordinary core), a child writing its fd 1 or 2 is matched with a parent waiting
+// for it in subprocess's wait whose Popen reads that descriptor (blocked_on.child_pipe_fds).
 #pragma once
 
 #include <vector>
