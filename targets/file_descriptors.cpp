@@ -76,16 +76,6 @@ std::optional<std::string> link_of(const std::string& path) {
   return std::string(buffer.data(), static_cast<size_t>(length));
 }
 
-// O_ACCMODE of a descriptor, from its fdinfo's "flags:" (octal).
-std::optional<int> access_mode(int pid, int fd) {
-  auto text = read_proc_file(fmt::format("/proc/{}/fdinfo/{}", pid, fd));
-  if (!text) return std::nullopt;
-  const size_t at = text->find("flags:");
-  if (at == std::string::npos) return std::nullopt;
-  unsigned flags = 0;
-  std::istringstream(text->substr(at + 6)) >> std::oct >> flags;
-  return static_cast<int>(flags & 3u);
-}
 
 std::optional<int> parent_of(int pid) {
   auto fields = read_proc_stat(fmt::format("/proc/{}/stat", pid));
@@ -175,6 +165,17 @@ std::optional<std::string> pipe_partners(int pid, int fd, const std::string& lin
 }
 
 }  // namespace
+
+// O_ACCMODE of a descriptor, from its fdinfo's "flags:" (octal).
+std::optional<int> access_mode(int pid, int fd) {
+  auto text = read_proc_file(fmt::format("/proc/{}/fdinfo/{}", pid, fd));
+  if (!text) return std::nullopt;
+  const size_t at = text->find("flags:");
+  if (at == std::string::npos) return std::nullopt;
+  unsigned flags = 0;
+  std::istringstream(text->substr(at + 6)) >> std::oct >> flags;
+  return static_cast<int>(flags & 3u);
+}
 
 std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd) {
   std::array<char, 4096> buffer{};

@@ -19,6 +19,10 @@ struct DescribedFileDescriptor {
   std::vector<int> other_end_pids;
 };
 
+// O_ACCMODE of descriptor `fd` of process `pid`, from its fdinfo's "flags:" (octal); nullopt when
+// /proc cannot tell.
+std::optional<int> access_mode(int pid, int fd);
+
 // nullopt when the descriptor is not open (or /proc cannot be read).
 std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd);
 

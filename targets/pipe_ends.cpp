@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
-#include "targets/proc_file.h"
+#include "targets/file_descriptors.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -35,15 +35,6 @@ std::optional<uint64_t> pipe_inode(int pid, std::string_view fd) {
   return parse_decimal<uint64_t>(link.substr(kPipe.size(), link.size() - kPipe.size() - 1));
 }
 
-std::optional<int> access_mode(int pid, std::string_view fd) {
-  auto text = read_proc_file(fmt::format("/proc/{}/fdinfo/{}", pid, fd));
-  if (!text) return std::nullopt;
-  const size_t at = text->find("flags:");
-  if (at == std::string::npos) return std::nullopt;
-  unsigned flags = 0;
-  std::istringstream(text->substr(at + 6)) >> std::oct >> flags;
-  return static_cast<int>(flags & 3u);
-}
 
 }  // namespace
 
@@ -59,7 +50,7 @@ std::vector<cpython::PipeEnd> live_pipe_ends(int pid) {
     if (!fd) continue;
     const std::optional<uint64_t> inode = pipe_inode(pid, entry->d_name);
     if (!inode) continue;
-    const std::optional<int> mode = access_mode(pid, entry->d_name);
+    const std::optional<int> mode = access_mode(pid, static_cast<int>(*fd));
     if (mode != O_RDONLY && mode != O_WRONLY) continue;
     ends.push_back({*fd, *inode, mode == O_RDONLY});
   }
