@@ -16,6 +16,7 @@ diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory
   why.pid = facts.pid;
   why.function_at = facts.function_at;
   why.describe_fd = facts.describe_fd;
+  why.namespace_pids = facts.namespace_pids;
   return diagnosis::diagnose(why);
 }
 

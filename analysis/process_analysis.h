@@ -40,6 +40,7 @@ struct TargetFacts {
   std::function<std::optional<std::string>(uint64_t pc)> function_at;
   // What a file descriptor is (a live process's /proc); empty when the target cannot say.
   std::function<std::optional<diagnosis::FileDescriptorFacts>(int64_t fd)> describe_fd;
+  std::vector<cpython::NamespacePid> namespace_pids;  // ProcessInfo's: a container's process
 };
 
 // The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).

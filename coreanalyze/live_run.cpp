@@ -123,6 +123,7 @@ analysis::TargetFacts live_facts(const LiveTarget& live) {
   analysis::TargetFacts facts;
   facts.pid = live.process().pid;
   facts.os_threads = live.threads();
+  facts.namespace_pids = live.process().namespace_pids;
   facts.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
   const int pid = live.process().pid;
   facts.describe_fd = [pid](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {

@@ -167,6 +167,7 @@ analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& inpu
   analysis::TargetFacts facts;
   facts.pid = target.process().pid;
   facts.os_threads = target.threads();
+  facts.namespace_pids = target.process().namespace_pids;
   facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
   const cpython::ProcessInfo& process = target.process();
   if (!input.saved_open_files.empty() || !process.pipe_ends.empty() || !process.socket_ends.empty()) {

@@ -97,8 +97,16 @@ struct ContainerInfo {
   // recognised and only the process's own PID namespace says it is in a container.
   std::string runtime;
   std::string id;       // the container's id as its runtime names it; "" when unknown
+  std::string name;     // its name ("web-1"), where the runtime's records on this machine say
   std::string pod_uid;  // Kubernetes: the pod's UID, from the kubepods cgroup path
   bool own_pid_namespace = false;  // in another PID namespace than the one reading it
+};
+
+// A process in another PID namespace than its reader's names processes by that namespace's ids
+// (its wait4(6) waits for the child the reader calls 23128): one process's id in both.
+struct NamespacePid {
+  int64_t pid = 0;            // as the reader sees it (the host's)
+  int64_t namespace_pid = 0;  // in the process's own PID namespace
 };
 
 // Facts about the process a target shows, for reports (the engine itself does not need them).
@@ -121,6 +129,10 @@ struct ProcessInfo {
   std::vector<PipeEnd> pipe_ends;
   std::vector<SocketEnd> socket_ends;  // the same for its connected TCP sockets
   std::optional<ContainerInfo> container;  // a live process's, where it runs in one
+  // In another PID namespace (a live read's /proc NSpid, a snapshot's note): the process's own
+  // ids first, then its children's (and a snapshot's, its threads'); empty where the namespace
+  // is the reader's or unknown.
+  std::vector<NamespacePid> namespace_pids;
 };
 
 // A range of the target's memory.

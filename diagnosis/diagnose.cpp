@@ -535,6 +535,7 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   for (size_t i = 0; i < stacks.threads.size(); ++i) {
     if (in_exit(stacks.threads[i].frames)) mark_exit_wait(context, result, i);
     name_file_descriptor(input.describe_fd, result.threads[i]);
+    name_child_in_namespace(input.namespace_pids, result.threads[i]);
     name_opened_path(context, result.threads[i]);
     result.threads[i].idle = idle_wait(result.threads[i].blocked_on.kind) && waits_for_work(stacks.threads[i].frames);
   }

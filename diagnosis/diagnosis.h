@@ -66,7 +66,8 @@ struct BlockedOn {
   std::optional<uint64_t> object;    // the Python object (or mutex) waited for
   std::optional<size_t> owner;       // index in ProcessStacks::threads of the thread it waits for
   std::optional<int64_t> owner_lwp;  // the owner's LWP, Python thread or not
-  std::optional<int64_t> child_pid;
+  std::optional<int64_t> child_pid;            // as the reader sees it (the host's PID)
+  std::optional<int64_t> child_namespace_pid;  // where the process runs in a PID namespace of its own
   bool owner_unknown = false;        // a lock whose owner memory cannot tell
   // Held by no thread of this process: an RLock whose owner is no thread here, a Lock waited
   // for by the process's only thread. What a fork leaves when another thread held the lock.
@@ -167,6 +168,8 @@ struct DiagnosisInput {
   // Optional: what a file descriptor of the process is ("pipe:[123]", "TCP a:1 -> b:2", a path),
   // for a thread blocked on one; a live process's /proc tells, a core does not.
   std::function<std::optional<FileDescriptorFacts>(int64_t fd)> describe_fd;
+  // Where the process runs in another PID namespace: its children's PIDs in both.
+  std::vector<cpython::NamespacePid> namespace_pids;
 };
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);

@@ -98,6 +98,23 @@ void name_file_descriptor(const std::function<std::optional<FileDescriptorFacts>
   blocked.other_end_pids = what->other_end_pids;
 }
 
+// A process in a container names its children by its PID namespace's ids (wait4(6)): the child
+// is told by the id its reader sees, which is the one a triage of the job knows it by.
+void name_child_in_namespace(const std::vector<cpython::NamespacePid>& namespace_pids, ThreadDiagnosis& thread) {
+  BlockedOn& blocked = thread.blocked_on;
+  if (!blocked.child_pid || namespace_pids.empty()) return;
+  const int64_t inside = *blocked.child_pid;
+  for (const cpython::NamespacePid& pid : namespace_pids) {
+    if (pid.namespace_pid != inside) continue;
+    blocked.child_pid = pid.pid;
+    blocked.child_namespace_pid = inside;
+    const std::string old_text = fmt::format("child process {}", inside);
+    if (blocked.what == old_text)
+      blocked.what = fmt::format("child process {} ({} in its namespace)", pid.pid, inside);
+    return;
+  }
+}
+
 // A thread blocked opening a file (a FIFO's open waits for its other end, an NFS file's for its
 // server): the path, read from the call's argument.
 void name_opened_path(const Context& context, ThreadDiagnosis& thread) {

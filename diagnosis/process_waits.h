@@ -40,6 +40,9 @@ void name_file_descriptor(const std::function<std::optional<FileDescriptorFacts>
 // server): the path, read from the call's argument.
 void name_opened_path(const Context& context, ThreadDiagnosis& thread);
 
+// A child waited for by its PID namespace's id (a container's process): named by the reader's.
+void name_child_in_namespace(const std::vector<cpython::NamespacePid>& namespace_pids, ThreadDiagnosis& thread);
+
 // The waits a worker loop makes for its next piece of work (a lock or a collective is never that).
 bool idle_wait(WaitKind kind);
 

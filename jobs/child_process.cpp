@@ -44,6 +44,8 @@ Running start(const ChildCommand& command, ChildResult& result) {
   Running running;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  if (command.stdin_path)
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, command.stdin_path->c_str(), O_RDONLY, 0);
   if (command.stdout_path) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, command.stdout_path->c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);  // a capture: its owner shares it

@@ -13,6 +13,7 @@ struct ChildCommand {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH
   std::optional<std::string> stdout_path;  // stdout into this file (created, truncated)
   bool capture = false;  // stderr (and stdout when no stdout_path) kept in the result, not shown
+  std::optional<std::string> stdin_path;   // stdin from this file (else this program's)
 };
 
 struct ChildResult {

@@ -17,6 +17,7 @@
 #include "jobs/child_process.h"
 #include "jobs/collect_node.h"
 #include "jobs/collect_options.h"
+#include "jobs/collect_via.h"
 #include "base/exit_codes.h"
 #include "base/output_file.h"
 
@@ -264,7 +265,7 @@ int run_collect(int argc, char** argv) {
     const int exit_code = gather(options, launch.expected_nodes, launch.result.exit_code);
     return finish(options, self, exit_code);
   }
-  const int node_exit = collect_on_this_node(options, self).exit_code;
+  const int node_exit = options.via ? collect_via(options, self) : collect_on_this_node(options, self).exit_code;
   if (node_exit == kExitBadInput) return node_exit;  // nothing found, or DIR not writable: said
   const int exit_code = gather(options, {options.node_name}, 0);
   return finish(options, self, node_exit != kExitSuccess ? node_exit : exit_code);

@@ -17,6 +17,7 @@
 #include "base/exit_codes.h"
 #include "base/output_file.h"
 #include "jobs/process_table.h"
+#include "targets/container_names.h"
 
 namespace fs = std::filesystem;
 
@@ -65,7 +66,7 @@ std::vector<int> select_processes(const CollectOptions& options,
   } else if (options.name_pattern) {
     selected = processes_named(table, *options.name_pattern);
   } else if (options.container) {
-    selected = processes_of_container(table, *options.container);
+    selected = processes_of_container(table, *options.container, named_containers());
   } else if (options.slurm_job) {
     selected = processes_of_slurm_job(table, *options.slurm_job);
   }
@@ -115,8 +116,16 @@ std::string ptrace_hint() {
   int value = -1;
   std::string yama;
   if (scope >> value) yama = fmt::format("; kernel.yama.ptrace_scope is {}", value);
+  // In a container (run there through `collect --via`, or by hand), root lacks CAP_SYS_PTRACE
+  // unless the container was given it.
+  std::error_code ignored;
+  const bool in_container = fs::exists("/run/.containerenv", ignored) || fs::exists("/.dockerenv", ignored) ||
+                            std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
   return fmt::format("run the collection as the job's user or as root (CAP_SYS_PTRACE), with no "
-                     "debugger attached to the processes{}", yama);
+                     "debugger attached to the processes{}{}", yama,
+                     in_container ? "; in a container, root has CAP_SYS_PTRACE only when the container "
+                                    "is given it (--cap-add SYS_PTRACE, a pod's securityContext)"
+                                  : "");
 }
 
 // Takes the JSON stacks of every Python process, `jobs` at a time.

@@ -1,4 +1,5 @@
 #include "jobs/collect_options.h"
+#include "jobs/collect_via.h"
 
 #include <unistd.h>
 
@@ -36,9 +37,10 @@ po::options_description collect_visible_options() {
       ("slurm-job", po::value<std::string>()->value_name("JOBID"),
        "the processes of SLURM job JOBID on this node (its environment or its cgroup); the "
        "default inside a job ($SLURM_JOB_ID)")
-      ("container", po::value<std::string>()->value_name("ID"),
-       "the processes of the container whose id starts with ID (at least 4 hex digits; `docker "
-       "ps`, `podman ps`, `crictl ps` show it), as their cgroups name it, read from this node")
+      ("container", po::value<std::string>()->value_name("ID|NAME"),
+       "the processes of a container, as their cgroups name it, read from this node: its id or "
+       "its first 4 or more hex digits (`docker ps`, `podman ps`, `crictl ps` show it), its name "
+       "(Podman's and Docker's records), or a Kubernetes pod's UID (every container of the pod)")
       ("cores", po::value<std::string>()->value_name("KIND"),
        "also keep a core of each Python process: 'snapshot' a small snapshot core of what the "
        "analysis read, written by the same run as the JSON; 'full' the whole core, with gcore "
@@ -68,8 +70,14 @@ po::options_description collect_visible_options() {
       ("local-dir", po::value<std::string>()->value_name("LOCAL"),
        "with --srun: each node writes into LOCAL/NODE on its own disk (/tmp...), and then it is "
        "copied into DIR through srun and tar: for a DIR the nodes do not share")
+      ("via", po::value<std::string>()->value_name("COMMAND"),
+       "collect inside a container through COMMAND, which runs a program there ('podman exec "
+       "CTR', 'docker exec CTR', 'kubectl exec POD -c C --'): coreanalyze is found there or "
+       "copied in (--remote-binary: a static build), collects the container's processes (all "
+       "of them, unless --pid or --name says), and its results are copied back into DIR/CTR")
       ("remote-binary", po::value<std::string>()->value_name("PATH"),
-       "coreanalyze's path on the nodes (default: this program's path)");
+       "coreanalyze's path on the nodes (default: this program's path); with --via, the "
+       "coreanalyze to copy into the container");
   return options;
 }
 
@@ -81,6 +89,7 @@ void print_collect_usage(std::ostream& out, const po::options_description& optio
   out << "Usage: coreanalyze collect [--pid PID | --name PATTERN | --slurm-job JOBID | --container ID] [options]\n"
          "  or:  coreanalyze collect --srun JOBID [options]\n"
          "  or:  coreanalyze collect --pdsh HOSTS --name PATTERN [options]\n"
+         "  or:  coreanalyze collect --via 'podman exec CTR' [options]\n"
          "Snapshots a hung job's Python processes on this node (or on every node) before a\n"
          "watchdog kills it: each process's stacks as JSON (coreanalyze --pid --json), optionally\n"
          "a core, and a manifest of what was found and taken; then runs the triage when this\n"
@@ -129,11 +138,16 @@ std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& 
     fmt::print(stderr, "{}: give one of --pid, --name, --slurm-job, --container\n", program_name);
     return kExitUsage;
   }
+  // A container's name is what Docker takes: [a-zA-Z0-9][a-zA-Z0-9_.-]+; an id or a pod's UID
+  // is of those characters too.
   if (options.container &&
       (options.container->size() < 4 || options.container->size() > 128 ||
-       !std::all_of(options.container->begin(), options.container->end(),
-                    [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))) {
-    fmt::print(stderr, "{}: --container wants a container's id, or its first 4 or more hex digits\n", program_name);
+       !std::isalnum(static_cast<unsigned char>(options.container->front())) ||
+       !std::all_of(options.container->begin(), options.container->end(), [](char c) {
+         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+       }))) {
+    fmt::print(stderr, "{}: --container wants a container's id (4 or more of its first hex digits), "
+               "its name, or a Kubernetes pod's UID\n", program_name);
     return kExitUsage;
   }
   if (options.name_pattern && options.name_pattern->empty()) {
@@ -146,8 +160,15 @@ std::optional<int> parse_selection(const po::variables_map& vm, CollectOptions& 
     fmt::print(stderr, "{}: give --srun or --pdsh, not both\n", program_name);
     return kExitUsage;
   }
+  if (vm.count("via")) options.via = vm["via"].as<std::string>();
+  if (options.via && (options.srun_job || options.pdsh_hosts || options.container || options.slurm_job)) {
+    fmt::print(stderr, "{}: --via collects inside one container: not with --srun, --pdsh, --container "
+               "or --slurm-job\n", program_name);
+    return kExitUsage;
+  }
+  if (kinds == 0 && options.via) options.root_pids = {1};  // the container's whole process tree
   if (kinds == 0 && options.srun_job) options.slurm_job = options.srun_job;
-  if (kinds == 0 && !options.srun_job) {
+  if (kinds == 0 && !options.srun_job && !options.via) {
     const char* job = std::getenv("SLURM_JOB_ID");
     if (options.pdsh_hosts || job == nullptr || *job == '\0') {
       fmt::print(stderr, "{}: say which processes: --pid PID, --name PATTERN or "
@@ -191,7 +212,9 @@ std::optional<int> read_collect_options(const po::variables_map& vm, CollectOpti
   if (auto failed = parse_positive(vm, "timeout", 3600, options.timeout_seconds)) return failed;
   if (auto failed = parse_positive(vm, "jobs", 64, options.jobs)) return failed;
   options.output_dir = vm.count("output") ? vm["output"].as<std::string>() : dated_output_dir("hangpy-collect");
-  options.node_name = vm.count("node-name") ? vm["node-name"].as<std::string>() : default_node_name();
+  options.node_name = vm.count("node-name") ? vm["node-name"].as<std::string>()
+                     : options.via               ? via_node_name(*options.via)
+                                                 : default_node_name();
   if (options.node_name.empty() || options.node_name.find('/') != std::string::npos ||
       options.node_name == "." || options.node_name == "..") {
     fmt::print(stderr, "{}: '{}' cannot name a node's directory\n", program_name, options.node_name);
@@ -256,6 +279,7 @@ std::vector<std::string> collect_arguments(const CollectOptions& options) {
   if (options.pdsh_rcmd) argv.insert(argv.end(), {"--pdsh-rcmd", *options.pdsh_rcmd});
   if (options.local_dir) argv.insert(argv.end(), {"--local-dir", *options.local_dir});
   if (options.remote_binary) argv.insert(argv.end(), {"--remote-binary", *options.remote_binary});
+  if (options.via) argv.insert(argv.end(), {"--via", *options.via});
   return argv;
 }
 

@@ -35,6 +35,7 @@ struct CollectOptions {
   std::optional<std::string> pdsh_rcmd;  // --pdsh-rcmd TYPE
   std::optional<std::string> remote_binary;
   std::optional<std::string> local_dir;  // --local-dir: --srun nodes write here, then copied to DIR
+  std::optional<std::string> via;        // --via: collect inside a container through this command
   bool node_only = false;  // (internal) run by --srun/--pdsh on a node: no summary, no triage
 };
 

@@ -175,8 +175,10 @@ std::optional<ProcessEntry> read_process(int pid) {
   read_environment(pid, entry);
   if (!entry.slurm_job_id) entry.slurm_job_id = slurm_job_from_cgroup(pid);
   if (auto cgroup = read_proc_file(pid, "cgroup")) {
-    if (auto container = container_of_cgroup(*cgroup); container && !container->id.empty())
-      entry.container_id = container->id;
+    if (auto container = container_of_cgroup(*cgroup)) {
+      if (!container->id.empty()) entry.container_id = container->id;
+      if (!container->pod_uid.empty()) entry.pod_uid = container->pod_uid;
+    }
   }
   return entry;
 }
@@ -210,10 +212,19 @@ std::vector<int> processes_named(const std::map<int, ProcessEntry>& table,
   return with_descendants(table, matches);
 }
 
-std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& id_prefix) {
+std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& which,
+                                        const std::vector<NamedContainer>& names) {
+  const bool hex = std::all_of(which.begin(), which.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  std::set<std::string> named_ids;
+  for (const NamedContainer& container : names)
+    if (container.name == which) named_ids.insert(container.id);
   std::vector<int> matches;
-  for (const auto& [pid, entry] : table)
-    if (entry.container_id && entry.container_id->starts_with(id_prefix)) matches.push_back(pid);
+  for (const auto& [pid, entry] : table) {
+    const bool by_id = hex && entry.container_id && entry.container_id->starts_with(which);
+    const bool by_name = entry.container_id && named_ids.contains(*entry.container_id);
+    const bool by_pod = entry.pod_uid && entry.pod_uid->starts_with(which);
+    if (by_id || by_name || by_pod) matches.push_back(pid);
+  }
   return matches;
 }
 

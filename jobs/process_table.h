@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "targets/container_names.h"
+
 namespace hangpy::coreanalyze {
 
 struct ProcessEntry {
@@ -21,6 +23,7 @@ struct ProcessEntry {
   std::map<std::string, std::string> labels;  // RANK, LOCAL_RANK, ... from its environment
   std::optional<std::string> slurm_job_id;    // from its environment or its cgroup
   std::optional<std::string> container_id;    // the container its cgroup names (targets/containers.h)
+  std::optional<std::string> pod_uid;         // the Kubernetes pod its cgroup names
 
   bool zombie() const { return state == 'Z'; }
   std::string command_line() const;  // argv joined by spaces (comm in brackets when empty)
@@ -45,8 +48,11 @@ std::vector<int> processes_named(const std::map<int, ProcessEntry>& table, const
 std::vector<int> processes_of_slurm_job(const std::map<int, ProcessEntry>& table,
                                         const std::string& job_id);
 
-// Processes in the container whose id starts with `id_prefix`, as their cgroups name it.
-std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& id_prefix);
+// Processes in the container `which` names, as their cgroups name it: the start of its id (4 hex
+// digits or more), its name in its runtime's records (`names`: targets/container_names.h), or the
+// start of its Kubernetes pod's UID.
+std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& which,
+                                        const std::vector<NamedContainer>& names);
 
 // `pid`'s ancestors (not `pid`), nearest first.
 std::vector<int> ancestors(const std::map<int, ProcessEntry>& table, int pid);

@@ -38,6 +38,7 @@ po::options_description watch_visible_options() {
 void print_watch_usage(std::ostream& out, const po::options_description& options) {
   out << "Usage: coreanalyze watch [--pid PID | --name PATTERN | --slurm-job JOBID | --container ID] [options]\n"
          "  or:  coreanalyze watch --srun JOBID [options]\n"
+         "  or:  coreanalyze watch --via 'podman exec CTR' [options]\n"
          "Watches a job's Python processes (the same selection as coreanalyze collect) and\n"
          "catches a hang when it happens: every --interval it reads each process's stacks and\n"
          "CPU time, and when the job has made no progress for --after it captures everything\n"

@@ -107,6 +107,7 @@ void add_diagnosis(nlohmann::json& document, const cpython::ProcessStacks& stack
         {"owner_unknown", blocked.owner_unknown},
         {"holder_gone", blocked.holder_gone},
         {"child_pid", optional_json(blocked.child_pid)},
+        {"child_namespace_pid", optional_json(blocked.child_namespace_pid)},
         {"other_end_pids", blocked.other_end_pids},
         {"fd", optional_json(blocked.fd)},
         {"child_pipe_fds", blocked.child_pipe_fds},

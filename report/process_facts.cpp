@@ -133,6 +133,10 @@ void add_process_facts(nlohmann::json& process_json, const cpython::ProcessInfo&
       ends.push_back({{"fd", end.fd}, {"local", end.local}, {"remote", end.remote}});
     process_json["socket_ends"] = std::move(ends);
   }
+  // Its own PID in its PID namespace where that is not the reader's (a container's process); the
+  // children's are in its threads' blocked_on.child_namespace_pid.
+  if (!process.namespace_pids.empty() && process.namespace_pids.front().pid == process.pid)
+    process_json["namespace_pid"] = process.namespace_pids.front().namespace_pid;
   process_json["uid"] = optional_json(process.uid);
   process_json["gid"] = optional_json(process.gid);
   process_json["state"] =

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/printable.h"
 #include "report/process_role.h"
 
 namespace hangpy::report {
@@ -128,15 +129,23 @@ void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::str
 
 // "docker container 3f2a9c81d0e4 (its own PID namespace)", "Kubernetes pod 0b6e..., containerd
 // container 77aa...": the container's words in a report.
-std::string describe_container(const cpython::ContainerInfo& container) {
+std::optional<int64_t> namespace_pid_of(const cpython::ProcessInfo& process) {
+  if (process.namespace_pids.empty() || process.namespace_pids.front().pid != process.pid) return std::nullopt;
+  return process.namespace_pids.front().namespace_pid;
+}
+
+std::string describe_container(const cpython::ContainerInfo& container, std::optional<int64_t> namespace_pid) {
   std::vector<std::string> parts;
   if (!container.pod_uid.empty()) parts.push_back(fmt::format("Kubernetes pod {}", container.pod_uid));
   if (!container.runtime.empty())
     parts.push_back(container.id.empty() ? fmt::format("{} container", container.runtime)
                                          : fmt::format("{} container {}", container.runtime, container.id.substr(0, 12)));
+  if (!container.name.empty()) parts.back() += fmt::format(" \"{}\"", printable(container.name, 128));
   if (parts.empty()) parts.push_back("a container of unknown kind");
   std::string text = fmt::format("{}", fmt::join(parts, ", "));
-  if (container.own_pid_namespace) text += " (its own PID namespace)";
+  if (container.own_pid_namespace)
+    text += namespace_pid ? fmt::format(" (its own PID namespace, where it is PID {})", *namespace_pid)
+                          : std::string(" (its own PID namespace)");
   return text;
 }
 
@@ -160,7 +169,7 @@ std::string format_process_labels(const cpython::ProcessInfo& process,
   if (!parts.empty()) text += fmt::format(" ({})", fmt::join(parts, ", "));
   const std::optional<std::string> host = host_of(environment);
   text += fmt::format(", host {}", host ? *host : "unknown");
-  if (process.container) text += ", in " + describe_container(*process.container);
+  if (process.container) text += ", in " + describe_container(*process.container, namespace_pid_of(process));
   return text + "\n";
 }
 
@@ -172,9 +181,10 @@ void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo
   if (const auto& container = process.container) {
     process_json["container"] = {{"runtime", container->runtime.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->runtime)},
                                  {"id", container->id.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->id)},
+                                 {"name", container->name.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->name)},
                                  {"pod_uid", container->pod_uid.empty() ? nlohmann::json(nullptr) : nlohmann::json(container->pod_uid)},
                                  {"own_pid_namespace", container->own_pid_namespace},
-                                 {"description", describe_container(*container)}};
+                                 {"description", describe_container(*container, namespace_pid_of(process))}};
   }
   process_json["role"] = std::string(role_name(role_of(process, environment, stacks)));
   nlohmann::json labels = nlohmann::json::object();

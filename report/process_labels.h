@@ -62,10 +62,14 @@ std::optional<std::string> host_of(const ProcessEnvironment& environment);
 // "slurm_nodeid", "slurm_job_id". rank, local_rank and world_size fall back to MPI's names.
 std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const Environment& variables);
 
-// "Role: training rank (rank 3 of 8, local rank 1, SLURM_PROCID 3), host node7\n".
-// "docker container 3f2a9c81d0e4 (its own PID namespace)": a container in a report's words.
-std::string describe_container(const cpython::ContainerInfo& container);
+// "docker container 3f2a9c81d0e4 "web-1" (its own PID namespace, where it is PID 1)": a
+// container in a report's words.
+std::string describe_container(const cpython::ContainerInfo& container,
+                               std::optional<int64_t> namespace_pid = std::nullopt);
+// The process's PID in its own PID namespace, where a target knows it (ProcessInfo::namespace_pids).
+std::optional<int64_t> namespace_pid_of(const cpython::ProcessInfo& process);
 
+// "Role: training rank (rank 3 of 8, local rank 1, SLURM_PROCID 3), host node7\n".
 std::string format_process_labels(const cpython::ProcessInfo& process,
                                   const ProcessEnvironment& environment,
                                   const cpython::ProcessStacks* stacks);

@@ -43,6 +43,11 @@ inline constexpr uint32_t kSnapshotPipesNoteType = 0x48505905;
 // The connected TCP sockets the process held (cpython::SocketEnd): "FD LOCAL REMOTE" lines.
 inline constexpr uint32_t kSnapshotSocketsNoteType = 0x48505906;
 
+// A process in another PID namespace than its reader's (cpython::NamespacePid): its own PIDs and
+// its children's in both namespaces, pairs of 8-byte little-endian words (targets/namespace_pids.h).
+// Its wait4(6) names a child the host calls 23128; a snapshot must say so as the live read did.
+inline constexpr uint32_t kSnapshotNamespacePidsNoteType = 0x48505907;
+
 using SnapshotSymbols = std::map<std::string, uint64_t>;
 
 // Encoding: for each symbol, its 8-byte little-endian address, then its NUL-terminated name.

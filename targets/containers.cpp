@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "base/printable.h"
+#include "targets/container_names.h"
 #include "targets/proc_file.h"
 
 namespace hangpy::coreanalyze {
@@ -139,6 +140,8 @@ std::optional<cpython::ContainerInfo> live_container(int pid) {
   if (!container && !own_namespace) return std::nullopt;
   if (!container) container.emplace();
   container->own_pid_namespace = own_namespace;
+  if (!container->id.empty())
+    if (auto name = container_name(container->runtime, container->id)) container->name = *name;
   return container;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "symbols/snapshot_note.h"
+#include "targets/namespace_pids.h"
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 
@@ -218,6 +219,10 @@ void CoreFile::read_note(const symbols::ElfNote& note) {
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotPipesNoteType) {
     pipe_ends_ = decode_pipe_ends(note.desc);
+    return;
+  }
+  if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotNamespacePidsNoteType) {
+    namespace_pids_ = decode_namespace_pids(note.desc);
     return;
   }
   if (note.name == symbols::kSnapshotNoteName && note.type == symbols::kSnapshotSocketsNoteType) {

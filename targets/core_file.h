@@ -72,6 +72,8 @@ class CoreFile {
   // The pipe ends a snapshot's note records (targets/pipe_ends.h); none in an ordinary core.
   const std::vector<cpython::PipeEnd>& pipe_ends() const { return pipe_ends_; }
   const std::vector<cpython::SocketEnd>& socket_ends() const { return socket_ends_; }
+  // A snapshot's note of the PIDs in its process's namespace (targets/namespace_pids.h).
+  const std::vector<cpython::NamespacePid>& namespace_pids() const { return namespace_pids_; }
   std::optional<uint32_t> uid() const { return uid_; }
   std::optional<uint32_t> gid() const { return gid_; }
   std::optional<char> state() const { return state_; }
@@ -160,6 +162,7 @@ class CoreFile {
   std::optional<int64_t> parent_pid_;
   std::vector<cpython::PipeEnd> pipe_ends_;
   std::vector<cpython::SocketEnd> socket_ends_;
+  std::vector<cpython::NamespacePid> namespace_pids_;
   std::optional<uint32_t> uid_;
   std::optional<uint32_t> gid_;
   std::optional<char> state_;

@@ -336,6 +336,9 @@ class CoreTargetImpl final : public CoreTarget {
     for (const CoreThread& thread : core_->threads()) {
       cpython::NativeThread native = thread.registers.native_thread(thread.lwp, in_syscall(thread.registers));
       native.cpu_seconds = thread.cpu_seconds;
+      // A snapshot of a container's process keeps its threads' ids in their namespace (its note).
+      for (const cpython::NamespacePid& pid : core_->namespace_pids())
+        if (pid.pid == thread.lwp && pid.namespace_pid != thread.lwp) native.namespace_lwp = pid.namespace_pid;
       result.push_back(native);
     }
     return result;
@@ -542,6 +545,7 @@ void CoreTargetImpl::fill_process_info() {
   process_.taken_at = core_->taken_at();
   process_.pipe_ends = core_->pipe_ends();
   process_.socket_ends = core_->socket_ends();
+  process_.namespace_pids = core_->namespace_pids();
   if (!process_.signal && !threads.empty() && threads.front().current_signal != 0) {
     process_.signal = threads.front().current_signal;
   }

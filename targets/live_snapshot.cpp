@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "targets/namespace_pids.h"
 #include "targets/proc_file.h"
 #include "targets/proc_maps.h"
 
@@ -32,6 +33,13 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
                                       const std::vector<cpython::NativeThread>& threads) {
   SnapshotProcess process;
   process.facts = facts;
+  // A container's process: its threads' ids in its namespace too, which its thread states hold
+  // (where no thread pointer is known to match them by: aarch64, a thread read unstopped).
+  if (!process.facts.namespace_pids.empty()) {
+    for (const cpython::NativeThread& thread : threads)
+      if (thread.namespace_lwp && thread.lwp != facts.pid && process.facts.namespace_pids.size() <= kMaxNamespaceChildren)
+        process.facts.namespace_pids.push_back({thread.lwp, *thread.namespace_lwp});
+  }
   for (const auto& set : stopped) {
     CoreThread thread{set.lwp, 0, set.registers};
     // A thread read in its system call has no thread pointer of its own: the pthread_t found for
@@ -51,6 +59,7 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
       known.registers.set_pc(thread.pc);
       known.registers.set_sp(thread.sp);
       known.registers.set_syscall(thread.syscall, thread.syscall_arguments);
+      known.registers.set_pthread_self(thread.fs_base);
       known.cpu_seconds = thread.cpu_seconds;
       process.threads.push_back(known);
     }

@@ -23,6 +23,7 @@
 #include "targets/blocked_threads.h"
 #include "targets/module_table.h"
 #include "targets/containers.h"
+#include "targets/namespace_pids.h"
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 #include "targets/proc_file.h"
@@ -246,15 +247,9 @@ bool in_other_pid_namespace(int pid) {
 
 // The thread's id in its innermost PID namespace: the last id of its status's NSpid line.
 std::optional<int64_t> namespace_thread_id(int pid, int64_t lwp) {
-  auto status = read_proc_file(fmt::format("/proc/{}/task/{}/status", pid, lwp));
-  if (!status) return std::nullopt;
-  const size_t at = status->find("\nNSpid:");
-  if (at == std::string::npos) return std::nullopt;
-  const size_t end = status->find('\n', at + 1);
-  std::istringstream ids(status->substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7));
-  std::optional<int64_t> last;
-  for (int64_t id = 0; ids >> id;) last = id;
-  return last;
+  const std::vector<int64_t> ids = nspid_ids(fmt::format("/proc/{}/task/{}/status", pid, lwp));
+  if (ids.empty()) return std::nullopt;
+  return ids.back();
 }
 
 class LiveTargetImpl final : public LiveTarget {
@@ -463,6 +458,7 @@ void LiveTargetImpl::fill_process_info() {
   }
   process_.pipe_ends = live_pipe_ends(pid_);
   process_.container = live_container(pid_);
+  process_.namespace_pids = live_namespace_pids(pid_);
   process_.socket_ends = live_socket_ends(pid_);
   if (auto status = read_proc_file(fmt::format("/proc/{}/status", pid_))) {
     std::istringstream lines(*status);

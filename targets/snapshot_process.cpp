@@ -20,6 +20,7 @@ SnapshotProcess snapshot_process_of(const CoreFile& core) {
   process.facts.taken_at = core.taken_at();
   process.facts.pipe_ends = core.pipe_ends();
   process.facts.socket_ends = core.socket_ends();
+  process.facts.namespace_pids = core.namespace_pids();
   process.auxv = core.auxv();
   process.file_mappings = core.file_mappings();
   process.protection_at = [&core](uint64_t address) -> uint32_t {

@@ -12,6 +12,7 @@
 #include "targets/initial_environment.h"
 #include "base/output_file.h"
 #include "symbols/snapshot_note.h"
+#include "targets/namespace_pids.h"
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 
@@ -130,6 +131,9 @@ std::vector<std::byte> build_notes(const SnapshotProcess& process, const Recordi
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotPipesNoteType, encode_pipe_ends(facts.pipe_ends));
   if (!facts.socket_ends.empty())
     append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotSocketsNoteType, encode_socket_ends(facts.socket_ends));
+  if (!facts.namespace_pids.empty())
+    append_note(notes, symbols::kSnapshotNoteName, symbols::kSnapshotNamespacePidsNoteType,
+                encode_namespace_pids(facts.namespace_pids));
   if (!process.label_variables.empty()) {
     std::vector<std::byte> labels;
     for (const auto& [name, value] : process.label_variables) {

@@ -1,5 +1,7 @@
 #include "triage/labels.h"
 
+#include "base/printable.h"
+
 #include <fmt/format.h>
 
 namespace hangpy::triage {
@@ -69,9 +71,11 @@ ProcessLabels labels_from_json(const nlohmann::json& process) {
       auto found = container->find(name);
       return found != container->end() && found->is_string() ? found->get<std::string>() : std::string();
     };
-    const std::string runtime = text("runtime"), id = text("id");
+    const std::string runtime = text("runtime"), id = text("id"), name = text("name");
+    // Its name where the runtime's records gave one: what the user started it as.
+    const std::string which = name.empty() ? id.substr(0, 12) : printable(name, 64);
     labels.container = runtime.empty() ? std::string("a container")
-                                       : id.empty() ? runtime : fmt::format("{} {}", runtime, id.substr(0, 12));
+                                       : which.empty() ? runtime : fmt::format("{} {}", runtime, which);
   }
   labels.rank = integer_field(process, kRank);
   labels.local_rank = integer_field(process, kLocalRank);

@@ -8,7 +8,8 @@ the pipe), beside the same job outside it:
 - `collect --container PREFIX` takes exactly the container's two processes, none of the other
   job's; each document's process.container says docker and the id; the triage names them
   "in docker <12 digits>" and states their cycle;
-- `--container` with no hex id, or with too few digits, is a usage error (exit 2).
+- `--container` with too few hex digits, or what no container's name can be, is a usage error
+  (exit 2); a name no container has finds nothing (exit 3).
 
 Exit status: 0 passed, 1 failed, 77 no cgroup v1 memory hierarchy this user may write to.
 """
@@ -93,10 +94,17 @@ def main():
             if want not in first:
                 problems.append("the triage's first line %r lacks %r" % (first, want))
         results.check("collect --container %s: the container's job alone, named, its cycle" % CONTAINER_ID[:8], problems)
-        for bad in ("web-1", "3f2"):
-            code = subprocess.run([args.coreanalyze, "collect", "--container", bad, "-o", os.path.join(workdir, "bad")],
+        for bad in ("../web-1", "3f2", "-web"):
+            code = subprocess.run([args.coreanalyze, "collect", "--container=" + bad, "-o", os.path.join(workdir, "bad")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
             results.check("collect --container %s: a usage error" % bad, [] if code == 2 else ["exit %d" % code])
+        # A name no runtime's records know: nothing to collect, said (exit 3).
+        missing = subprocess.run([args.coreanalyze, "collect", "--container", "no-such-container-here", "-o",
+                                  os.path.join(workdir, "none")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        problems = [] if missing.returncode == 3 else ["exit %d" % missing.returncode]
+        if b"container no-such-container-here" not in missing.stderr:
+            problems.append("no line names it: %r" % missing.stderr[-300:])
+        results.check("collect --container NAME that no container has: exit 3, said", problems)
     finally:
         for job in jobs:
             try:

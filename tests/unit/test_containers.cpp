@@ -2,9 +2,19 @@
 // (targets/containers.h).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "report/process_labels.h"
+#include "targets/container_names.h"
 #include "targets/containers.h"
+#include "targets/namespace_pids.h"
 
 using hangpy::coreanalyze::container_of_cgroup;
+namespace fs = std::filesystem;
 
 namespace {
 const char* kId = "3f2a9c81d0e4b5a6c7d8e9f00112233445566778899aabbccddeeff001122334";
@@ -45,4 +55,61 @@ TEST(Containers, NoContainerInOrdinaryCgroups) {
   EXPECT_FALSE(container_of_cgroup(""));
   // A scope prefix without an id is no container of that runtime.
   EXPECT_FALSE(container_of_cgroup("0::/system.slice/docker-compose.scope\n"));
+}
+
+// The names the runtimes' own records give: Podman's containers.json, Docker's config.v2.json.
+TEST(Containers, NamesFromTheRuntimesRecords) {
+  const fs::path dir = fs::temp_directory_path() / ("hangpy-names-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "docker" / kId);
+  const std::string other = std::string(63, 'a') + "b";
+  {
+    std::ofstream podman(dir / "containers.json");
+    podman << R"([{"id": ")" << other << R"(", "names": ["web-1"], "image": "x"},
+                 {"id": "not-an-id", "names": ["bad"]}, {"id": ")" << kId << R"(", "names": []}])";
+    std::ofstream docker(dir / "docker" / kId / "config.v2.json");
+    docker << R"({"ID": ")" << kId << R"(", "Name": "/trainer\u001b[31m"})";
+  }
+  hangpy::coreanalyze::ContainerRecords records{(dir / "containers.json").string(), (dir / "docker").string()};
+  const auto found = hangpy::coreanalyze::named_containers(records);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].runtime, "podman");
+  EXPECT_EQ(found[0].id, other);
+  EXPECT_EQ(found[0].name, "web-1");
+  EXPECT_EQ(found[1].runtime, "docker");
+  // A name is the container's to choose: escaped, never a terminal's escape sequence.
+  EXPECT_EQ(found[1].name.find('\x1b'), std::string::npos);
+  EXPECT_EQ(hangpy::coreanalyze::container_name("podman", other, records), "web-1");
+  EXPECT_EQ(hangpy::coreanalyze::container_name("docker", other, records), std::nullopt);
+  EXPECT_EQ(hangpy::coreanalyze::container_name("containerd", other, records), std::nullopt);
+  fs::remove_all(dir);
+  EXPECT_TRUE(hangpy::coreanalyze::named_containers(records).empty());
+}
+
+// A snapshot's note of namespace PIDs: what is written is read back; damage is dropped.
+TEST(Containers, NamespacePidsNote) {
+  using hangpy::cpython::NamespacePid;
+  const std::vector<NamespacePid> pids = {{23117, 1}, {23128, 6}};
+  auto bytes = hangpy::coreanalyze::encode_namespace_pids(pids);
+  auto back = hangpy::coreanalyze::decode_namespace_pids(bytes);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].pid, 23128);
+  EXPECT_EQ(back[1].namespace_pid, 6);
+  EXPECT_EQ(hangpy::coreanalyze::host_pid_of(back, 6), 23128);
+  EXPECT_EQ(hangpy::coreanalyze::host_pid_of(back, 7), std::nullopt);
+  bytes.resize(bytes.size() - 3);  // cut short: the last record is dropped
+  EXPECT_EQ(hangpy::coreanalyze::decode_namespace_pids(bytes).size(), 1u);
+  auto zero = hangpy::coreanalyze::encode_namespace_pids({{0, 5}, {-1, 2}});
+  EXPECT_TRUE(hangpy::coreanalyze::decode_namespace_pids(zero).empty());
+}
+
+TEST(Containers, DescribedWithNameAndPidInside) {
+  hangpy::cpython::ContainerInfo container;
+  container.runtime = "podman";
+  container.id = kId;
+  container.name = "web-1";
+  container.own_pid_namespace = true;
+  EXPECT_EQ(hangpy::report::describe_container(container, 1),
+            "podman container 3f2a9c81d0e4 \"web-1\" (its own PID namespace, where it is PID 1)");
+  container.name.clear();
+  EXPECT_EQ(hangpy::report::describe_container(container), "podman container 3f2a9c81d0e4 (its own PID namespace)");
 }
