@@ -50,8 +50,13 @@ struct NativeThread {
   std::optional<uint64_t> io_bytes{};
   // The thread's id in the PID namespace of its process, where that is not the target's own (a
   // container's process read from the host: /proc's NSpid). The thread states hold this id.
-  // (Last: NativeThread is initialised by position.)
   std::optional<int64_t> namespace_lwp{};
+  // Wanting the CPU (a live look): time spent runnable but waiting for a CPU so far
+  // (/proc/PID/task/TID/schedstat), and the state letter (R runnable, S asleep, D in I/O...).
+  // On a crowded CPU a spinning thread gets little CPU time and much of this.
+  // (These last: NativeThread is initialised by position.)
+  std::optional<double> run_delay_seconds{};
+  std::optional<char> run_state{};
 };
 
 // A file mapped into the target (an executable or a shared library).

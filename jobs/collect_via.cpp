@@ -82,7 +82,12 @@ std::string container_ptrace_hint() {
 std::string via_node_name(const std::string& via) {
   const std::vector<std::string> words = words_of(via);
   std::string name;
-  // The last word that is no option and no "--": the container or the pod.
+  // `kubectl exec POD -c C --`: the pod, the word after exec; `docker exec [options] CTR`: the
+  // last word that is no option.
+  auto exec = std::find(words.begin(), words.end(), "exec");
+  if (!words.empty() && fs::path(words[0]).filename() == "kubectl" && exec != words.end() &&
+      exec + 1 != words.end() && !(exec + 1)->starts_with('-'))
+    name = *(exec + 1);
   for (auto word = words.rbegin(); word != words.rend() && name.empty(); ++word)
     if (!word->empty() && (*word)[0] != '-') name = *word;
   for (char& c : name)

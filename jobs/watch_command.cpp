@@ -1,6 +1,9 @@
 #include "jobs/watch_command.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +16,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "base/exit_codes.h"
@@ -48,6 +52,7 @@ struct Followed {
   double still_since = 0;  // when it was last seen making progress (or first seen)
   triage::Motion motion = triage::Motion::kNew;
   std::string why;         // the motion of its most telling thread, in words
+  bool busy_throughout = false;  // busy at every look since it last made progress (--busy-is-stuck)
 };
 
 struct Watch {
@@ -59,14 +64,17 @@ struct Watch {
   bool seen_any = false;
 };
 
-// The thread that says the most about the process's motion: a moved one, else a busy one.
+// The thread that says the most about the process's motion: a moved one, else a busy one; a
+// work thread before a helper (triage/progress.h).
 std::string telling_reason(const triage::ProcessMotion& motion) {
-  for (triage::Motion wanted : {triage::Motion::kMoved, triage::Motion::kNew, triage::Motion::kGone,
-                                triage::Motion::kBusy, triage::Motion::kStill}) {
-    for (const triage::ThreadMotion& thread : motion.threads) {
-      if (thread.motion != wanted) continue;
-      const std::string name = thread.name ? for_terminal(*thread.name) : std::string("a thread");
-      return fmt::format("{}: {}", name, thread.why);
+  for (bool work_only : {true, false}) {
+    for (triage::Motion wanted : {triage::Motion::kMoved, triage::Motion::kNew, triage::Motion::kGone,
+                                  triage::Motion::kBusy, triage::Motion::kStill}) {
+      for (const triage::ThreadMotion& thread : motion.threads) {
+        if (thread.motion != wanted || (work_only && !thread.works)) continue;
+        const std::string name = thread.name ? for_terminal(*thread.name) : std::string("a thread");
+        return fmt::format("{}: {}", name, thread.why);
+      }
     }
   }
   return "no Python thread";
@@ -104,7 +112,9 @@ LookRecords take_look(Watch& watch) {
 
 struct LookSummary {
   size_t moved = 0, busy = 0, still = 0, fresh = 0, stuck = 0;
+  size_t waiting = 0;  // still, but waiting for children that move
   double longest_still = 0;
+  std::string longest_key;  // the process still the longest
   std::vector<std::string> stuck_keys;
 };
 
@@ -112,7 +122,26 @@ struct LookSummary {
 LookSummary follow(Watch& watch, LookRecords& look, double now) {
   LookSummary summary;
   std::map<std::string, Followed> next;
-  for (triage::ProcessRecord& process : look.processes) {
+  // First every process's motion, then the parents waiting for children that move (their motion
+  // depends on the others'), then each one's time without progress.
+  std::vector<std::optional<triage::ProcessMotion>> motions(look.processes.size());
+  for (size_t index = 0; index < look.processes.size(); ++index) {
+    auto known = watch.followed.find(triage::process_key(look.processes[index]));
+    if (known != watch.followed.end())
+      motions[index] = triage::compare_looks(known->second.last, look.processes[index], std::nullopt,
+                                             triage::ProgressRules{watch.options.must_move});
+  }
+  {
+    std::vector<const triage::ProcessRecord*> records;
+    std::vector<triage::ProcessMotion*> pointers;
+    for (size_t index = 0; index < look.processes.size(); ++index) {
+      records.push_back(&look.processes[index]);
+      pointers.push_back(motions[index] ? &*motions[index] : nullptr);
+    }
+    triage::note_moving_children(records, pointers);
+  }
+  for (size_t index = 0; index < look.processes.size(); ++index) {
+    triage::ProcessRecord& process = look.processes[index];
     const std::string key = triage::process_key(process);
     const double taken = process.taken_at.value_or(now);
     Followed state;
@@ -121,20 +150,31 @@ LookSummary follow(Watch& watch, LookRecords& look, double now) {
       state.still_since = taken;
       state.motion = triage::Motion::kNew;
       state.why = "first look";
+      state.busy_throughout = true;
       ++summary.fresh;
     } else {
       state = known->second;
-      const triage::ProcessMotion motion = triage::compare_looks(state.last, process, std::nullopt);
+      const triage::ProcessMotion& motion = *motions[index];
       state.motion = motion.motion;
       state.why = telling_reason(motion);
-      const bool progress = motion.motion == triage::Motion::kMoved ||
+      // Still while a helper ticks: say which work thread is still, and that the helper's motion
+      // is not taken for progress.
+      if (motion.motion == triage::Motion::kStill)
+        if (std::string helpers = triage::helpers_moving_text(motion); !helpers.empty()) state.why = for_terminal(helpers);
+      const bool waiting = motion.motion == triage::Motion::kStill && !motion.moving_children.empty();
+      if (waiting) state.why = fmt::format("waiting for moving children (PID {})", fmt::join(motion.moving_children, ", "));
+      const bool progress = motion.motion == triage::Motion::kMoved || waiting ||
                             (motion.motion == triage::Motion::kBusy && !watch.options.busy_is_stuck);
       if (progress) state.still_since = taken;
+      // Every look since its last progress saw it burning CPU: a spin, not a wait (--busy-is-stuck).
+      state.busy_throughout = progress || (state.busy_throughout && motion.motion == triage::Motion::kBusy);
       if (motion.motion == triage::Motion::kMoved) ++summary.moved;
       else if (motion.motion == triage::Motion::kBusy) ++summary.busy;
+      else if (waiting) ++summary.waiting;
       else ++summary.still;
     }
     const double still_for = taken - state.still_since;
+    if (still_for > summary.longest_still || summary.longest_key.empty()) summary.longest_key = key;
     summary.longest_still = std::max(summary.longest_still, still_for);
     // The looks come every interval, give or take the time a look takes: a process still for
     // --after less a tenth of an interval has been still across the looks that span --after.
@@ -170,15 +210,27 @@ void append_look_line(const Watch& watch, double now, const LookSummary& summary
   out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+// "; PID 4242: MainThread still; heartbeat moving (a helper...)": the process still the longest,
+// where its helpers move (a look that says "0 moved" would not tell why).
+std::string helper_note(const Watch& watch, const LookSummary& summary) {
+  auto found = watch.followed.find(summary.longest_key);
+  if (found == watch.followed.end() || found->second.motion != triage::Motion::kStill ||
+      found->second.why.find("(a helper") == std::string::npos)
+    return {};
+  return fmt::format("; {}: {}", process_label(found->second.last), found->second.why);
+}
+
 void print_look(const Watch& watch, double now, const LookSummary& summary) {
   if (watch.options.quiet) return;
   const size_t total = watch.followed.size();
   fmt::print(stderr, "coreanalyze watch: {} look {}: {} Python process(es): {} moved, {} busy, {} "
-             "still{}{}\n", clock_text(now), watch.looks, total, summary.moved, summary.busy,
-             summary.still, summary.fresh ? fmt::format(", {} new", summary.fresh) : std::string(),
+             "still{}{}{}{}\n", clock_text(now), watch.looks, total, summary.moved, summary.busy,
+             summary.still, summary.waiting ? fmt::format(", {} waiting for moving children", summary.waiting) : std::string(),
+             summary.fresh ? fmt::format(", {} new", summary.fresh) : std::string(),
              summary.longest_still > 0 ? fmt::format("; longest without progress {:.0f} s of {:.0f}",
                                                      summary.longest_still, watch.options.after_seconds)
-                                       : std::string());
+                                       : std::string(),
+             helper_note(watch, summary));
 }
 
 bool hang_caught(const Watch& watch, const LookSummary& summary) {
@@ -192,6 +244,12 @@ std::string stuck_lines(const Watch& watch, const LookSummary& summary, double n
   for (const std::string& key : summary.stuck_keys) {
     const Followed& state = watch.followed.at(key);
     const double taken = state.last.taken_at.value_or(now);
+    if (state.motion == triage::Motion::kBusy && state.busy_throughout) {
+      text += fmt::format("  {}: spinning in {} for {:.0f} s (busy on every look since {}: {})\n",
+                          process_label(state.last), for_terminal(triage::python_places(state.last)),
+                          taken - state.still_since, clock_text(state.still_since), state.why);
+      continue;
+    }
     text += fmt::format("  {}: no progress for {:.0f} s (since {}), in {}\n", process_label(state.last),
                         taken - state.still_since, clock_text(state.still_since),
                         for_terminal(triage::python_places(state.last)));
@@ -250,6 +308,15 @@ int run_watch(int argc, char** argv) {
     fmt::print(stderr, "coreanalyze watch: {}: {}\n", watch.output.string(), error.message());
     return kExitBadInput;
   }
+  // --pid of processes none of which exists: nothing will ever be looked at (--name and the rest
+  // may match a job that has yet to start, and are waited for).
+  const auto& roots = watch.options.collect.root_pids;
+  if (!roots.empty() && !watch.options.collect.via &&
+      std::none_of(roots.begin(), roots.end(), [](int pid) { return kill(pid, 0) == 0 || errno == EPERM; })) {
+    fmt::print(stderr, "coreanalyze watch: no process has the PID{} given ({}): nothing to watch\n",
+               roots.size() > 1 ? "s" : "", fmt::join(roots, ", "));
+    return kExitBadInput;
+  }
   const auto started = Clock::now();
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(watch.options.interval_seconds));
@@ -263,9 +330,11 @@ int run_watch(int argc, char** argv) {
     LookRecords look = take_look(watch);
     const double now = unix_now();
     ++watch.looks;
-    for (const std::string& problem : look.problems)
-      if (!watch.options.quiet) fmt::print(stderr, "coreanalyze watch: look {}: {}\n", watch.looks, for_terminal(problem));
     const LookSummary summary = follow(watch, look, now);
+    // When the job has ended, the last look's complaints (no process found) are not news.
+    const bool ended = watch.seen_any && watch.followed.empty();
+    for (const std::string& problem : look.problems)
+      if (!watch.options.quiet && !ended) fmt::print(stderr, "coreanalyze watch: look {}: {}\n", watch.looks, for_terminal(problem));
     append_look_line(watch, now, summary);
     print_look(watch, now, summary);
     if (!watch.followed.empty()) watch.seen_any = true;

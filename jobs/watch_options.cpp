@@ -31,6 +31,10 @@ po::options_description watch_visible_options() {
       ("exec", po::value<std::string>()->value_name("COMMAND"),
        "after a capture, run COMMAND with /bin/sh, with HANGPY_CAPTURE_DIR, HANGPY_VERDICT (the "
        "triage's file) and HANGPY_STUCK_PIDS set: a notification, a kill")
+      ("must-move", po::value<std::vector<std::string>>()->composing()->value_name("THREAD"),
+       "the threads that must move for a process to make progress, by name ('main' is the main "
+       "thread; repeat for more); by default every thread but its helpers, whose names or "
+       "functions say heartbeat, watchdog, log, metrics, progress... and a pool's idle threads")
       ("quiet,q", "no line per look; only the capture");
   return options;
 }
@@ -107,6 +111,15 @@ std::optional<int> parse_watch_options(int argc, char** argv, WatchOptions& opti
   options.busy_is_stuck = vm.count("busy-is-stuck") > 0;
   if (vm.count("exec")) options.exec = vm["exec"].as<std::string>();
   options.quiet = vm.count("quiet") > 0;
+  if (vm.count("must-move")) {
+    for (const std::string& names : vm["must-move"].as<std::vector<std::string>>()) {
+      if (names.empty()) {
+        fmt::print(stderr, "coreanalyze watch: --must-move wants a thread's name, or main\n");
+        return kExitUsage;
+      }
+      options.must_move.push_back(names);
+    }
+  }
   return std::nullopt;
 }
 

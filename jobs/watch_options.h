@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "jobs/collect_options.h"
 
@@ -17,6 +18,9 @@ struct WatchOptions {
   std::optional<double> for_seconds;  // give up watching after this long (exit 0)
   std::optional<std::string> exec;    // run through /bin/sh after a capture
   bool quiet = false;            // no line per look
+  // --must-move: the threads (by name; "main": the main thread) whose progress is the process's;
+  // empty: every thread but the helpers (heartbeat, logging, metrics, watchdogs: triage/progress.h).
+  std::vector<std::string> must_move;
 };
 
 // Parses `coreanalyze watch ARGS` (argv[0] is "watch"). Returns the exit code when the program

@@ -78,7 +78,9 @@ nlohmann::json look_to_json(const AnalysedInput& input) {
     else every_cpu_known = false;
     threads.push_back({{"native_thread_id", thread.lwp},
                        {"cpu_seconds", thread.cpu_seconds ? nlohmann::json(*thread.cpu_seconds) : nullptr},
-                       {"io_bytes", thread.io_bytes ? nlohmann::json(*thread.io_bytes) : nullptr}});
+                       {"io_bytes", thread.io_bytes ? nlohmann::json(*thread.io_bytes) : nullptr},
+                       {"run_delay_seconds", thread.run_delay_seconds ? nlohmann::json(*thread.run_delay_seconds) : nullptr},
+                       {"state", thread.run_state ? nlohmann::json(std::string(1, *thread.run_state)) : nullptr}});
   }
   const auto& taken_at = input.process.taken_at;
   return {{"taken_at", taken_at ? nlohmann::json(utc_text(*taken_at)) : nullptr},

@@ -52,6 +52,14 @@ std::map<int64_t, ThreadTime> read_thread_times(int pid) {
     ThreadTime time;
     time.cpu_seconds = static_cast<double>(*user + *system) / ticks_per_second;
     time.io_bytes = read_io_bytes(fmt::format("{}/{}/io", task, name));
+    time.state = (*fields)[0].empty() ? std::optional<char>() : (*fields)[0][0];
+    // schedstat: "on-CPU ns, run-queue wait ns, timeslices" (CONFIG_SCHED_INFO).
+    if (auto schedstat = read_proc_file(fmt::format("{}/{}/schedstat", task, name))) {
+      std::istringstream words(*schedstat);
+      std::string on_cpu, waited;
+      if (words >> on_cpu >> waited)
+        if (auto ns = parse_decimal<uint64_t>(waited)) time.run_delay_seconds = static_cast<double>(*ns) / 1e9;
+    }
     times.emplace(*tid, time);
   }
   return times;
@@ -64,6 +72,8 @@ void add_thread_times(std::vector<cpython::NativeThread>& threads,
     if (found == times.end()) continue;
     thread.cpu_seconds = found->second.cpu_seconds;
     thread.io_bytes = found->second.io_bytes;
+    thread.run_delay_seconds = found->second.run_delay_seconds;
+    thread.run_state = found->second.state;
   }
 }
 

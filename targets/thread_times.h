@@ -15,6 +15,8 @@ namespace hangpy::coreanalyze {
 struct ThreadTime {
   double cpu_seconds = 0;           // utime + stime (task/TID/stat fields 14 and 15)
   std::optional<uint64_t> io_bytes;  // rchar + wchar (task/TID/io; absent when not readable)
+  std::optional<double> run_delay_seconds;  // task/TID/schedstat's second field: run-queue wait
+  std::optional<char> state;                // task/TID/stat's state letter
 };
 
 // Every thread of `pid` now, by thread id (a thread that ends while read is left out).

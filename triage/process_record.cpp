@@ -206,6 +206,10 @@ void add_look(const nlohmann::json& document, ProcessRecord& record) {
         thread.cpu_seconds = cpu->get<double>();
       if (auto io = entry.find("io_bytes"); io != entry.end() && io->is_number_unsigned())
         thread.io_bytes = io->get<uint64_t>();
+      if (auto delay = entry.find("run_delay_seconds"); delay != entry.end() && delay->is_number())
+        thread.run_delay_seconds = delay->get<double>();
+      if (auto state = entry.find("state"); state != entry.end() && state->is_string() && state->get<std::string>().size() == 1)
+        thread.run_state = state->get<std::string>()[0];
     }
   }
 }

@@ -62,6 +62,8 @@ struct ThreadRecord {
   // The time axis (the document's look.threads): CPU time used and bytes read and written by then.
   std::optional<double> cpu_seconds;
   std::optional<uint64_t> io_bytes;
+  std::optional<double> run_delay_seconds;  // time spent runnable, waiting for a CPU (schedstat)
+  std::optional<char> run_state;            // the thread's state letter (R runnable, S asleep...)
 };
 
 // process.pipe_ends: a pipe end the process holds (pipe_partners.h matches them).

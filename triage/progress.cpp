@@ -1,9 +1,13 @@
 #include "triage/progress.h"
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "triage/place.h"
 
@@ -36,6 +40,30 @@ std::optional<std::string> changed_local(const ThreadRecord& before, const Threa
   return std::nullopt;
 }
 
+// Words in a helper thread's name or functions. A thread of the job's work is rarely named so;
+// --must-move settles the rest.
+constexpr std::string_view kHelperWords[] = {
+    "heartbeat", "watchdog", "monitor", "logger", "logging", "log_", "flush", "metric",
+    "progress", "tqdm", "keepalive", "keep_alive", "ping", "telemetry", "stats", "profil",
+    "reporter", "tensorboard", "wandb", "mlflow", "spinner", "beat"};
+
+bool has_helper_word(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::any_of(std::begin(kHelperWords), std::end(kHelperWords),
+                     [&](std::string_view word) { return text.find(word) != std::string::npos; });
+}
+
+bool named_by(const ThreadRecord& thread, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+    return (name == "main" && thread.main_thread) || (thread.name && *thread.name == name);
+  });
+}
+
+bool works(const ThreadRecord& thread, const ProgressRules& rules) {
+  if (!rules.must_move.empty()) return named_by(thread, rules.must_move);
+  return !is_helper_thread(thread);
+}
+
 std::string where(const ThreadRecord& thread) {
   auto place = place_of(thread.python_frames);
   return place ? format_place(*place) : std::string("no Python frame");
@@ -64,7 +92,14 @@ ThreadMotion compare_thread(const ThreadRecord& before, const ThreadRecord& afte
   motion.after = where(after);
   if (seconds && *seconds > 0 && before.cpu_seconds && after.cpu_seconds)
     motion.cpu_share = std::max(0.0, *after.cpu_seconds - *before.cpu_seconds) / *seconds;
-  const bool busy = motion.cpu_share && *motion.cpu_share >= kBusyCpuShare;
+  // Runnable time is CPU time and run-queue wait: a spinning thread on a crowded CPU gets little
+  // of the first and much of the second, and is no less busy.
+  if (motion.cpu_share && before.run_delay_seconds && after.run_delay_seconds)
+    motion.runnable_share = *motion.cpu_share + std::max(0.0, *after.run_delay_seconds - *before.run_delay_seconds) / *seconds;
+  const bool on_cpu = motion.cpu_share && *motion.cpu_share >= kBusyCpuShare;
+  const bool runnable = (motion.runnable_share && *motion.runnable_share >= kBusyCpuShare) ||
+                        (before.run_state == 'R' && after.run_state == 'R');
+  const bool busy = on_cpu || runnable;
   const uint64_t io = before.io_bytes && after.io_bytes && *after.io_bytes > *before.io_bytes
                           ? *after.io_bytes - *before.io_bytes : 0;
   if (!same_functions(before.python_frames, after.python_frames)) {
@@ -72,7 +107,13 @@ ThreadMotion compare_thread(const ThreadRecord& before, const ThreadRecord& afte
     motion.why = "in other frames";
   } else if (busy) {
     motion.motion = Motion::kBusy;
-    motion.why = fmt::format("{:.0f}% of a CPU in the same frames", *motion.cpu_share * 100);
+    if (on_cpu)
+      motion.why = fmt::format("{:.0f}% of a CPU in the same frames", *motion.cpu_share * 100);
+    else if (motion.runnable_share)
+      motion.why = fmt::format("runnable {:.0f}% of the interval, on the CPU {:.0f}%, in the same frames",
+                               std::min(*motion.runnable_share, 1.0) * 100, *motion.cpu_share * 100);
+    else
+      motion.why = "runnable (state R) at both looks, in the same frames";
   } else if (before.python_frames != after.python_frames) {
     motion.motion = Motion::kMoved;
     motion.why = "on another line";
@@ -114,8 +155,35 @@ const char* motion_name(Motion motion) {
   return "?";
 }
 
+bool is_helper_thread(const ThreadRecord& thread) {
+  if (thread.main_thread) return false;
+  if (thread.idle) return true;
+  if (thread.name && has_helper_word(*thread.name)) return true;
+  // The thread's own function: the first frame past threading's bootstrap (its target).
+  for (const Frame& frame : thread.python_frames) {
+    if (frame.file.ends_with("threading.py")) continue;
+    return has_helper_word(frame.function);
+  }
+  return false;
+}
+
+std::string helpers_moving_text(const ProcessMotion& motion) {
+  std::vector<std::string> still, helpers;
+  auto label = [](const ThreadMotion& thread) {
+    return thread.name ? *thread.name
+                       : thread.native_thread_id ? fmt::format("LWP {}", *thread.native_thread_id) : std::string("a thread");
+  };
+  for (const ThreadMotion& thread : motion.threads) {
+    if (thread.works && thread.motion == Motion::kStill) still.push_back(label(thread));
+    if (!thread.works && thread.motion != Motion::kStill) helpers.push_back(label(thread));
+  }
+  if (still.empty() || helpers.empty()) return {};
+  return fmt::format("{} still; {} moving (a helper: not the job's progress)", fmt::join(still, ", "),
+                     fmt::join(helpers, ", "));
+}
+
 ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& after,
-                            std::optional<double> seconds_between) {
+                            std::optional<double> seconds_between, const ProgressRules& rules) {
   ProcessMotion result;
   result.seconds = before.taken_at && after.taken_at ? std::optional<double>(*after.taken_at - *before.taken_at)
                                                      : seconds_between;
@@ -125,21 +193,61 @@ ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& af
     auto found = earlier.find(key);
     if (found == earlier.end()) {
       result.threads.push_back(in_one_look(*thread, Motion::kNew));
+      result.threads.back().works = works(*thread, rules);
       continue;
     }
     result.threads.push_back(compare_thread(*found->second, *thread, result.seconds));
+    // A helper in both looks; a pool's thread that took work in between works.
+    result.threads.back().works = works(*found->second, rules) || works(*thread, rules);
+    if (!found->second->python_locals.empty() && !thread->python_locals.empty()) result.locals_compared = true;
   }
   for (const auto& [key, thread] : earlier) {
-    if (!later.contains(key)) result.threads.push_back(in_one_look(*thread, Motion::kGone));
+    if (!later.contains(key)) {
+      result.threads.push_back(in_one_look(*thread, Motion::kGone));
+      result.threads.back().works = works(*thread, rules);
+    }
   }
+  // A process of helpers alone (or whose named threads are gone): every thread counts.
+  const bool any_work = std::any_of(result.threads.begin(), result.threads.end(),
+                                    [](const ThreadMotion& thread) { return thread.works; });
   auto any = [&](Motion wanted) {
-    return std::any_of(result.threads.begin(), result.threads.end(),
-                       [wanted](const ThreadMotion& thread) { return thread.motion == wanted; });
+    return std::any_of(result.threads.begin(), result.threads.end(), [&](const ThreadMotion& thread) {
+      return thread.motion == wanted && (thread.works || !any_work);
+    });
   };
   if (any(Motion::kMoved) || any(Motion::kNew) || any(Motion::kGone)) result.motion = Motion::kMoved;
   else if (any(Motion::kBusy)) result.motion = Motion::kBusy;
   else result.motion = Motion::kStill;
   return result;
+}
+
+void note_moving_children(const std::vector<const ProcessRecord*>& processes,
+                          const std::vector<ProcessMotion*>& motions) {
+  const size_t count = std::min(processes.size(), motions.size());
+  auto working = [&](size_t index) {
+    const ProcessMotion* motion = motions[index];
+    return motion != nullptr && (motion->motion == Motion::kMoved || motion->motion == Motion::kBusy ||
+                                 !motion->moving_children.empty());
+  };
+  // A grandparent (torchrun's agent over a worker's DataLoader workers) waits for its children,
+  // which wait for theirs: passes until nothing changes, at most a tree's depth.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t parent = 0; parent < count; ++parent) {
+      ProcessMotion* motion = motions[parent];
+      if (motion == nullptr || motion->motion != Motion::kStill || !processes[parent]->labels.pid) continue;
+      for (size_t child = 0; child < count; ++child) {
+        const ProcessRecord& record = *processes[child];
+        if (child == parent || record.labels.ppid != processes[parent]->labels.pid ||
+            record.labels.host != processes[parent]->labels.host || !record.labels.pid || !working(child))
+          continue;
+        auto& known = motion->moving_children;
+        if (std::find(known.begin(), known.end(), *record.labels.pid) != known.end()) continue;
+        known.push_back(*record.labels.pid);
+        changed = true;
+      }
+    }
+  }
 }
 
 std::string process_key(const ProcessRecord& process) {

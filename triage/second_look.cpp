@@ -34,6 +34,13 @@ std::map<int, ProcessMotion> motions_since(const Triage& triage, const std::vect
     if (found != by_key.end())
       motions.emplace(static_cast<int>(index), compare_looks(triage.processes[index], *found->second));
   }
+  std::vector<const ProcessRecord*> records;
+  std::vector<ProcessMotion*> pointers;
+  for (auto& [index, motion] : motions) {
+    records.push_back(&triage.processes[static_cast<size_t>(index)]);
+    pointers.push_back(&motion);
+  }
+  note_moving_children(records, pointers);
   return motions;
 }
 
@@ -41,7 +48,7 @@ std::vector<std::string> second_look_lines(const Triage& triage, const std::map<
   std::vector<std::string> lines;
   for (size_t index = 0; index < triage.classes.size(); ++index) {
     const EquivalenceClass& group = triage.classes[index];
-    std::vector<int> moved, busy, still, ended;
+    std::vector<int> moved, busy, still, ended, parents;
     std::optional<double> seconds;
     const ThreadMotion* reason = nullptr;
     for (int process : group.processes) {
@@ -61,7 +68,9 @@ std::vector<std::string> second_look_lines(const Triage& triage, const std::map<
           if (!reason) reason = telling_thread(found->second, Motion::kGone);
           break;
         case Motion::kBusy: busy.push_back(process); break;
-        case Motion::kStill: still.push_back(process); break;
+        case Motion::kStill:
+          (found->second.moving_children.empty() ? still : parents).push_back(process);
+          break;
       }
     }
     const std::string who = describe_class(triage, static_cast<int>(index), false);
@@ -75,6 +84,13 @@ std::vector<std::string> second_look_lines(const Triage& triage, const std::map<
       const ThreadMotion* spinning = telling_thread(first, Motion::kBusy);
       line = fmt::format("{}: busy{}: in the same frames, burning CPU{}", who, span,
                          spinning ? fmt::format(" ({})", thread_reason(*spinning)) : std::string());
+    } else if (!still.empty() && std::none_of(still.begin(), still.end(), [&](int process) {
+                 return motions.at(process).locals_compared;
+               })) {
+      // Without locals a loop that waits on the same line each step looks the same at both looks.
+      line = fmt::format("{}: no change seen in frames{} (locals not compared: give --locals{})", who, span,
+                         seconds ? fmt::format("; under {:.0f}% of a CPU, no data read or written", kBusyCpuShare * 100)
+                                 : std::string());
     } else if (!still.empty()) {
       line = seconds ? fmt::format("{}: stuck: no Python thread moved{} (the same frames and locals, "
                                    "under {:.0f}% of a CPU, no data read or written)", who, span,
@@ -83,6 +99,9 @@ std::vector<std::string> second_look_lines(const Triage& triage, const std::map<
                                    "the looks do not say when they were taken, so CPU time was not "
                                    "compared)", who);
     }
+    if (!parents.empty())
+      line += fmt::format("{}{} waiting for moving children, not stuck", line.empty() ? who + ": " : "; ",
+                          describe_processes(triage, parents));
     if (!ended.empty())
       line += fmt::format("{}{} ended before the second look", line.empty() ? who + ": " : "; ",
                           describe_processes(triage, ended));

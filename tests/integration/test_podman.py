@@ -211,6 +211,25 @@ def pipe_cycle_case(coreanalyze, workdir, results, suffix):
         if "each waits for the other: " not in first_line(out):
             problems.append("the triage's first line %r states no cycle" % first_line(out))
         results.check("collect --via 'podman exec %s': collected inside, copied back, the cycle" % name, problems)
+
+        # kubectl's command line, with no cluster: a kubectl on PATH that runs `kubectl exec -i POD
+        # -c C -- CMD...` as `podman exec -i POD CMD...`, and fails on anything else.
+        bin_dir = os.path.join(workdir, "fake-kubectl")
+        os.makedirs(bin_dir)
+        with open(os.path.join(bin_dir, "kubectl"), "w") as script:
+            script.write('#!/bin/sh\n[ "$1 $2" = "exec -i" ] && [ "$4 $5 $6" = "-c main --" ] || '
+                         '{ echo "kubectl: unexpected: $*" >&2; exit 64; }\n'
+                         'pod=$3; shift 6; exec podman exec -i "$pod" "$@"\n')
+        os.chmod(os.path.join(bin_dir, "kubectl"), 0o755)
+        collected = os.path.join(workdir, "collect-kubectl")
+        environment = dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"])
+        result = subprocess.run([coreanalyze, "collect", "--via", "kubectl exec %s -c main --" % name, "-o", collected],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, timeout=120)
+        names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(collected, name, "*.json")))
+        problems = [] if result.returncode == 0 else ["exit %d: %s" % (result.returncode, result.stderr[-400:])]
+        if names != want_names:
+            problems.append("brought back %s into %s/, want %s" % (names, name, want_names))
+        results.check("collect --via 'kubectl exec POD -c main --': -i given, the pod names the results", problems)
     finally:
         container.remove()
 

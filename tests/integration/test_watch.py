@@ -11,6 +11,15 @@ watch_torch_job.py), each judged by what the program itself wrote before it bloc
   JSON, a snapshot core, the triage naming the function it blocks in, watch.txt; --exec runs;
 - a 4-rank gloo job under torchrun that trains, then hangs (one rank leaves, the others block in
   all_reduce), is caught, and the verdict names the odd rank (skips without python3-torch);
+- a deadlocked main thread beside a "heartbeat" thread that writes and counts is caught (the
+  helper's motion is no progress), and the looks name the still thread and the moving helper;
+  `--must-move heartbeat` makes the heartbeat the thread that counts, and nothing is caught;
+- a regular expression backtracking in C, on one CPU shared with 8 CPU-bound processes (a small
+  share of the CPU, much time in the run queue), is busy ("runnable"), never caught as a hang;
+- with --any, a multiprocessing parent in join() over workers that step on is "waiting for
+  moving children", never the trigger;
+- `diff` of two looks without locals at a slow job says "no change seen in frames (locals not
+  compared ...)", never "stuck"; `watch --pid` of a PID that does not exist exits at once (3);
 - two looks at a torchrun job whose odd rank goes on working alone: `diff` of the two collect
   directories and of their snapshot cores alone, and `triage --again-after` on the live ranks, call
   the odd rank slow (it moved) and the others stuck.
@@ -139,10 +148,120 @@ def spin_case(results, coreanalyze, workdir):
         out_dir = os.path.join(workdir, "spin-watch-busy")
         code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
                                    "--after", "2", "--for", "20", "--busy-is-stuck", "--cores", "none")
-        results.check("--busy-is-stuck catches the same loop",
-                      [] if code == HANG_CAUGHT else ["exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors))])
+        problems = [] if code == HANG_CAUGHT else ["exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors))]
+        if "spinning in `spin` at watch_progress.py" not in errors or "busy on every look" not in errors:
+            problems.append("the capture does not say it spins: %s" % tail(errors, 4))
+        results.check("--busy-is-stuck catches the same loop, spinning on every look", problems)
     finally:
         program.kill()
+
+
+def heartbeat_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "heartbeat"], workdir, "heartbeat")
+    try:
+        hung = program.wait_for("hung")[0]
+        with open(hung) as stream:
+            hung_at = float(stream.readline())
+        out_dir = os.path.join(workdir, "heartbeat-watch")
+        code, _, errors, ended = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
+                                       "--after", "3", "--for", "30", "--cores", "none")
+        problems = []
+        if code != HANG_CAUGHT:
+            problems.append("exit %d, not %d (the heartbeat hid the hang?): %s" % (code, HANG_CAUGHT, tail(errors)))
+        elif ended - hung_at > 3 + 0.5 + LOOK_SLACK + 2:
+            problems.append("caught %.1f s after the hang" % (ended - hung_at))
+        whys = [why for motion, why in motions(out_dir)]
+        if not any("MainThread still" in why and "heartbeat moving" in why for why in whys):
+            problems.append("no look names the still main thread and the moving heartbeat: %s" % whys[-3:])
+        if "heartbeat moving" not in errors:
+            problems.append("no look line says so: %s" % tail(errors, 4))
+        results.check("a deadlocked main thread beside a ticking heartbeat thread is caught", problems)
+        out_dir = os.path.join(workdir, "heartbeat-must-move")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5", "--after", "2",
+                                   "--for", "5", "--cores", "none", "--must-move", "heartbeat")
+        results.check("--must-move heartbeat: the heartbeat is the progress, nothing caught",
+                      [] if code == 0 else ["exit %d, not 0: %s" % (code, tail(errors))])
+    finally:
+        program.kill()
+
+
+def crowded_case(results, coreanalyze, workdir):
+    taskset = shutil.which("taskset")
+    if taskset is None:
+        results.report("SKIP", "a regex spinning on a crowded CPU", ["no taskset (util-linux)"])
+        return
+    hogs = [subprocess.Popen([taskset, "-c", "0", PYTHON, "-c", "while True: pass"], start_new_session=True)
+            for _ in range(8)]
+    program = Program([taskset, "-c", "0", PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "regex"],
+                      workdir, "regex")
+    try:
+        program.wait_for("started")
+        out_dir = os.path.join(workdir, "regex-watch")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "1", "--after", "4",
+                                   "--for", "9", "--cores", "none")
+        problems = [] if code == 0 else ["exit %d, not 0 (a spinning regex called a hang?): %s" % (code, tail(errors))]
+        seen = motions(out_dir)
+        runnable = [why for motion, why in seen if motion == "busy" and "runnable" in why]
+        if not runnable:
+            problems.append("no look says busy, runnable: %s" % seen)
+        results.check("a regex spinning on a CPU shared with 8 others is busy, runnable (%d of %d looks)"
+                      % (len(runnable), len(seen)), problems)
+    finally:
+        program.kill()
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def join_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "join"], workdir, "join")
+    try:
+        program.wait_for("started")
+        time.sleep(0.5)
+        out_dir = os.path.join(workdir, "join-watch")
+        code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5", "--after", "2",
+                                   "--for", "6", "--any", "--cores", "none")
+        problems = [] if code == 0 else ["exit %d, not 0 (the joining parent was the trigger?): %s" % (code, tail(errors))]
+        parent = [why for look in looks(out_dir)[1:] for process in look["processes"]
+                  if process["pid"] == program.pid for why in [process["why"]]]
+        if not parent or not all(why.startswith("waiting for moving children") for why in parent[1:]):
+            problems.append("the parent's looks: %s" % parent)
+        if "waiting for moving children" not in errors:
+            problems.append("no look line counts it: %s" % tail(errors, 3))
+        results.check("--any: a parent in join() over moving workers is waiting for moving children", problems)
+    finally:
+        program.kill()
+
+
+def no_locals_case(results, coreanalyze, workdir):
+    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "slow"], workdir, "slow-diff")
+    try:
+        program.wait_for("started")
+        first, second = os.path.join(workdir, "nolocals-1"), os.path.join(workdir, "nolocals-2")
+        for where in (first, second):
+            subprocess.run([coreanalyze, "collect", "--pid", str(program.pid), "--no-locals", "--no-triage",
+                            "-o", where, "--node-name", "n"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+            time.sleep(2)
+        result = subprocess.run([coreanalyze, "diff", first, second], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                timeout=120)
+        text = result.stdout.decode("utf-8", "replace")
+        problems = []
+        if "no change seen in frames" not in text or "locals not compared: give --locals" not in text:
+            problems.append("diff says: %s" % tail(text, 4))
+        if "stuck" in text:
+            problems.append("a slow job whose locals were not compared is called stuck: %s" % tail(text, 4))
+        results.check("diff of two looks without locals: no change seen in frames, locals not compared", problems)
+    finally:
+        program.kill()
+    started = time.time()
+    code, _, errors, _ = watch(coreanalyze, 4194303, os.path.join(workdir, "nobody-watch"), "--interval", "1",
+                               timeout=30)
+    problems = [] if code == 3 and time.time() - started < 5 else \
+        ["exit %d after %.1f s: %s" % (code, time.time() - started, tail(errors))]
+    if "nothing to watch" not in errors:
+        problems.append("no line says so: %s" % tail(errors))
+    results.check("watch --pid of a PID that does not exist: exit 3 at once", problems)
 
 
 def workers_case(results, coreanalyze, workdir):
@@ -359,7 +478,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--only", help="slow, spin, workers, hangs-later, torchrun or diff")
+    parser.add_argument("--only", help="slow, spin, heartbeat, crowded, join, no-locals, workers, hangs-later, torchrun or diff")
     args = parser.parse_args()
     if not os.path.exists(PYTHON):
         print("SKIP %s not found" % PYTHON)
@@ -369,7 +488,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hangpy-watch-", dir="/var/tmp")
     started = time.time()
     try:
-        for name, case in (("slow", slow_case), ("spin", spin_case), ("workers", workers_case),
+        for name, case in (("slow", slow_case), ("spin", spin_case), ("heartbeat", heartbeat_case),
+                           ("crowded", crowded_case), ("join", join_case), ("no-locals", no_locals_case), ("workers", workers_case),
                            ("hangs-later", hangs_later_case), ("torchrun", torchrun_case),
                            ("diff", diff_case)):
             if args.only and args.only != name:

@@ -8,6 +8,12 @@ the loop's `step` moves on), which must never be called stuck.
 MODE spin: a pure Python loop in one frame at 100% of a CPU: busy, not stuck.
 MODE workers: a parent that starts a short-lived worker process after another and waits for each.
 MODE hangs-later: steps in changing frames for HANG_AFTER seconds, then a lock acquired twice.
+MODE heartbeat: the same hang of the main thread, while a thread named "heartbeat" writes a line
+and counts every 0.2 s for ever (a job's metrics or liveness thread).
+MODE join: a multiprocessing parent in join() over two worker processes that step on (a
+counter, in changing frames) for ever: the parent is still, its children move.
+MODE regex: a regular expression that backtracks for ever, in C (sre), in the main thread: with
+the process put on one CPU among CPU-bound processes, it spins while getting a small share.
 Each writes READY_DIR/started when it starts; hangs-later writes READY_DIR/hung (the time, then the
 function it blocks in) just before it blocks, its ground truth."""
 import os
@@ -77,6 +83,43 @@ def hangs_later(ready_dir):
     wait_forever(ready_dir)
 
 
+def heartbeat(ready_dir):
+    def beat():
+        beats = 0
+        with open(os.path.join(ready_dir, "beats.log"), "a") as log:
+            while True:
+                beats += 1
+                log.write("beat %d\n" % beats)
+                log.flush()
+                time.sleep(0.2)  # HEARTBEAT-TICKS
+    threading.Thread(target=beat, name="heartbeat", daemon=True).start()
+    write(ready_dir, "started", str(time.time()))
+    time.sleep(1.0)
+    wait_forever(ready_dir)
+
+
+def stepping_worker():
+    value = 1
+    while True:
+        value = step_b(step_a(value))
+
+
+def join(ready_dir):
+    import multiprocessing
+    workers = [multiprocessing.Process(target=stepping_worker) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    write(ready_dir, "started", str(time.time()))
+    for worker in workers:
+        worker.join()  # PARENT-JOINS
+
+
+def regex(ready_dir):
+    import re
+    write(ready_dir, "started", str(time.time()))
+    re.match(r"(a+)+$", "a" * 64 + "b")  # REGEX-BACKTRACKS
+
+
 if __name__ == "__main__":
     {"slow": slow, "spin": spin, "workers": workers, "worker": worker,
-     "hangs-later": hangs_later}[sys.argv[1]](sys.argv[2])
+     "hangs-later": hangs_later, "heartbeat": heartbeat, "regex": regex, "join": join}[sys.argv[1]](sys.argv[2])

@@ -132,3 +132,60 @@ TEST(SecondLook, GroupsAreStuckOrSlow) {
   const auto without_slow = motions_since(triage, {record(stuck_a2), record(stuck_b2)});
   EXPECT_NE(second_look_lines(triage, without_slow)[1].find("ended before the second look"), std::string::npos);
 }
+
+namespace {
+
+// A process of two threads: MainThread in `acquire` (the same at both looks) and a thread named
+// `helper_name` whose line (and so its motion) changes when `helper_moves`.
+ProcessRecord two_threads(double at, bool helper_moves, const char* helper_name) {
+  auto thread = [](const char* name, int64_t id, const char* function, int line) {
+    return json{{"name", name}, {"native_thread_id", id},
+                {"frames", json::array({{{"file", "/job/train.py"}, {"line", line}, {"function", function},
+                                         {"qualname", function}}})}};
+  };
+  json document = {{"process", {{"pid", 42}, {"host", "node1"}}},
+                   {"threads", json::array({thread("MainThread", 42, "acquire", 7),
+                                            thread(helper_name, 43, helper_name, helper_moves ? 30 : 20)})},
+                   {"look", {{"unix_time", at},
+                             {"threads", json::array({{{"native_thread_id", 42}, {"cpu_seconds", 1.0}, {"io_bytes", 5}},
+                                                      {{"native_thread_id", 43}, {"cpu_seconds", 1.0}, {"io_bytes", 5}}})}}}};
+  return records_from_json(document, "test")->front();
+}
+
+}  // namespace
+
+// A heartbeat that ticks does not make a process whose main thread is deadlocked move.
+TEST(Progress, AHelperMovingIsNoProgress) {
+  const ProcessMotion motion = compare_looks(two_threads(100, false, "heartbeat"), two_threads(110, true, "heartbeat"));
+  EXPECT_EQ(motion.motion, Motion::kStill);
+  EXPECT_EQ(helpers_moving_text(motion), "MainThread still; heartbeat moving (a helper: not the job's progress)");
+  // A thread not named as a helper is work: its moving is the process's.
+  EXPECT_EQ(compare_looks(two_threads(100, false, "loader"), two_threads(110, true, "loader")).motion, Motion::kMoved);
+  // --must-move heartbeat: the heartbeat is the progress.
+  ProgressRules rules{{"heartbeat"}};
+  EXPECT_EQ(compare_looks(two_threads(100, false, "heartbeat"), two_threads(110, true, "heartbeat"), std::nullopt, rules).motion,
+            Motion::kMoved);
+  rules.must_move = {"main"};
+  EXPECT_EQ(compare_looks(two_threads(100, false, "loader"), two_threads(110, true, "loader"), std::nullopt, rules).motion,
+            Motion::kStill);
+}
+
+// A thread that wanted the CPU (runnable, waiting in the run queue) is busy whatever it got.
+TEST(Progress, RunnableOnACrowdedCpuIsBusy) {
+  Look before, after;
+  after.at = 110;
+  after.cpu = before.cpu + 0.6;  // 6% of a CPU
+  ProcessRecord first = record(before), second = record(after);
+  first.threads[0].run_delay_seconds = 50.0;
+  second.threads[0].run_delay_seconds = 58.9;  // 89% of the interval in the run queue
+  const ProcessMotion motion = compare_looks(first, second);
+  EXPECT_EQ(motion.motion, Motion::kBusy);
+  EXPECT_EQ(motion.threads[0].why, "runnable 95% of the interval, on the CPU 6%, in the same frames");
+  // Asleep (no run-queue time, state S): still.
+  second.threads[0].run_delay_seconds = 50.0;
+  EXPECT_EQ(compare_looks(first, second).motion, Motion::kStill);
+  // In state R at both looks, no schedstat: busy.
+  first.threads[0].run_delay_seconds.reset();
+  first.threads[0].run_state = second.threads[0].run_state = 'R';
+  EXPECT_EQ(compare_looks(first, second).motion, Motion::kBusy);
+}
