@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/parse_number.h"
+#include "targets/note_records.h"
 #include "targets/proc_file.h"
 
 namespace hangpy::coreanalyze {
@@ -62,21 +63,14 @@ std::optional<int64_t> host_pid_of(const std::vector<cpython::NamespacePid>& pid
 
 std::vector<std::byte> encode_namespace_pids(const std::vector<cpython::NamespacePid>& pids) {
   std::vector<std::byte> out;
-  for (const cpython::NamespacePid& pid : pids) {
-    const uint64_t words[kRecordWords] = {static_cast<uint64_t>(pid.pid), static_cast<uint64_t>(pid.namespace_pid)};
-    const size_t at = out.size();
-    out.resize(at + sizeof words);
-    std::memcpy(out.data() + at, words, sizeof words);
-  }
+  for (const cpython::NamespacePid& pid : pids)
+    append_note_record<kRecordWords>(out, {static_cast<uint64_t>(pid.pid), static_cast<uint64_t>(pid.namespace_pid)});
   return out;
 }
 
 std::vector<cpython::NamespacePid> decode_namespace_pids(std::span<const std::byte> desc) {
   std::vector<cpython::NamespacePid> pids;
-  constexpr size_t kRecordBytes = kRecordWords * sizeof(uint64_t);
-  for (size_t at = 0; at + kRecordBytes <= desc.size() && pids.size() <= kMaxNamespaceChildren; at += kRecordBytes) {
-    uint64_t words[kRecordWords];
-    std::memcpy(words, desc.data() + at, sizeof words);
+  for (const auto& words : note_records<kRecordWords>(desc, kMaxNamespaceChildren + 1)) {
     // PIDs are positive 32-bit numbers (pid_max is at most 2^22).
     if (words[0] == 0 || words[1] == 0 || words[0] > INT32_MAX || words[1] > INT32_MAX) continue;
     pids.push_back({static_cast<int64_t>(words[0]), static_cast<int64_t>(words[1])});

@@ -16,6 +16,7 @@
 
 #include "base/parse_number.h"
 #include "targets/file_descriptors.h"
+#include "targets/note_records.h"
 
 namespace hangpy::coreanalyze {
 namespace {
@@ -61,21 +62,14 @@ std::vector<cpython::PipeEnd> live_pipe_ends(int pid) {
 
 std::vector<std::byte> encode_pipe_ends(const std::vector<cpython::PipeEnd>& ends) {
   std::vector<std::byte> out;
-  for (const cpython::PipeEnd& end : ends) {
-    const uint64_t words[kRecordWords] = {static_cast<uint64_t>(end.fd), end.inode, end.read_end ? 1u : 0u};
-    const size_t at = out.size();
-    out.resize(at + sizeof words);
-    std::memcpy(out.data() + at, words, sizeof words);
-  }
+  for (const cpython::PipeEnd& end : ends)
+    append_note_record<kRecordWords>(out, {static_cast<uint64_t>(end.fd), end.inode, end.read_end ? 1u : 0u});
   return out;
 }
 
 std::vector<cpython::PipeEnd> decode_pipe_ends(std::span<const std::byte> desc) {
   std::vector<cpython::PipeEnd> ends;
-  constexpr size_t kRecordBytes = kRecordWords * sizeof(uint64_t);
-  for (size_t at = 0; at + kRecordBytes <= desc.size() && ends.size() < kMaxPipeEnds; at += kRecordBytes) {
-    uint64_t words[kRecordWords];
-    std::memcpy(words, desc.data() + at, sizeof words);
+  for (const auto& words : note_records<kRecordWords>(desc, kMaxPipeEnds)) {
     if (words[2] > 1 || words[0] > static_cast<uint64_t>(INT32_MAX)) continue;
     ends.push_back({static_cast<int64_t>(words[0]), words[1], words[2] == 1});
   }

@@ -20,6 +20,9 @@ watch_torch_job.py), each judged by what the program itself wrote before it bloc
   moving children", never the trigger;
 - `diff` of two looks without locals at a slow job says "no change seen in frames (locals not
   compared ...)", never "stuck"; `watch --pid` of a PID that does not exist exits at once (3);
+- a kill window: the same job whose process group times out 20 s into the hang, after which the
+  failed ranks exit and torchrun's agent kills the odd one: `watch --interval 1 --after 5`
+  captures every rank (JSON and snapshot core) before the kill, and the capture's time is shown;
 - two looks at a torchrun job whose odd rank goes on working alone: `diff` of the two collect
   directories and of their snapshot cores alone, and `triage --again-after` on the live ranks, call
   the odd rank slow (it moved) and the others stuck.
@@ -380,6 +383,50 @@ def torchrun_case(results, coreanalyze, workdir):
         program.kill()
 
 
+def kill_window_case(results, coreanalyze, workdir):
+    torchrun = shutil.which("torchrun")
+    reason = torch_missing_reason()
+    if reason:
+        results.report("SKIP", "kill window: " + reason)
+        return
+    ranks, odd, timeout = 4, 3, 20.0
+    argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "kill-logs")) + [
+        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd), "hang"]
+    environment = dict(test_collect.torch_environment(), HANG_TIMEOUT_SECONDS=str(timeout))
+    program = Program(argv, workdir, "kill-window", environment)
+    try:
+        program.wait_for("rank*.started", timeout=240)
+        out_dir = os.path.join(workdir, "kill-watch")
+        code, _, errors, ended = watch(coreanalyze, program.pid, out_dir, "--interval", "1", "--after", "5",
+                                       "--for", "120")
+        problems = [] if code == HANG_CAUGHT else ["exit %d, not %d: %s" % (code, HANG_CAUGHT, tail(errors))]
+        hung = os.path.join(program.ready_dir, "hung")
+        hung_at = float(open(hung).read()) if os.path.exists(hung) else None
+        manifest_path = os.path.join(out_dir, "manifest.json")
+        manifest = json.load(open(manifest_path)) if os.path.exists(manifest_path) else {}
+        node = next(iter(manifest.get("nodes", {}).values()), {})
+        snapshots = glob.glob(os.path.join(out_dir, "*", "*.snapshot.core"))
+        rank_documents = [p for p in glob.glob(os.path.join(out_dir, "*", "*.json"))
+                          if os.path.basename(p)[0].isdigit()]
+        if manifest.get("failed") or len(snapshots) < ranks or len(rank_documents) < ranks:
+            problems.append("the capture lacks ranks: %d snapshots, %d documents, %s failed"
+                            % (len(snapshots), len(rank_documents), manifest.get("failed")))
+        try:
+            status = program.process.wait(timeout=timeout + 60)
+        except subprocess.TimeoutExpired:
+            status = None
+        if status is None or status == 0:
+            problems.append("torchrun did not end by killing the ranks after the timeout (status %r)" % status)
+        capture = node.get("seconds")
+        if hung_at is not None and ended - hung_at > timeout:
+            problems.append("the capture ended %.1f s after the hang: past the %.0f s kill" % (ended - hung_at, timeout))
+        results.check("a kill window: every rank captured %s after the hang, before the agent's kill at %.0f s "
+                      "(the capture's node took %s)" % ("%.1f s" % (ended - hung_at) if hung_at else "?", timeout,
+                                                         "%.2f s" % capture if capture is not None else "?"), problems)
+    finally:
+        program.kill()
+
+
 def collect(coreanalyze, pid, out_dir):
     result = subprocess.run([coreanalyze, "collect", "--pid", str(pid), "--cores", "snapshot",
                              "--no-triage", "--output", out_dir], stdout=subprocess.PIPE,
@@ -478,7 +525,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--only", help="slow, spin, heartbeat, crowded, join, no-locals, workers, hangs-later, torchrun or diff")
+    parser.add_argument("--only", help="slow, spin, heartbeat, crowded, join, no-locals, workers, hangs-later, torchrun, kill-window or diff")
     args = parser.parse_args()
     if not os.path.exists(PYTHON):
         print("SKIP %s not found" % PYTHON)
@@ -491,6 +538,7 @@ def main():
         for name, case in (("slow", slow_case), ("spin", spin_case), ("heartbeat", heartbeat_case),
                            ("crowded", crowded_case), ("join", join_case), ("no-locals", no_locals_case), ("workers", workers_case),
                            ("hangs-later", hangs_later_case), ("torchrun", torchrun_case),
+                           ("kill-window", kill_window_case),
                            ("diff", diff_case)):
             if args.only and args.only != name:
                 continue

@@ -6,7 +6,9 @@
 Every rank runs STEPS steps of an all_reduce and a short sleep (progress a watch must see); the odd
 rank runs one step fewer and then (MODE hang) waits on a lock nobody releases, or (MODE
 keeps-working) goes on with work of its own forever, so the others block in the all_reduce of
-their last step, stuck, while it still moves. Each rank writes READY_DIR/rankR-PID.started at its first step; the
+their last step, stuck, while it still moves. With HANG_TIMEOUT_SECONDS set, the process group
+times out after that long: the waiting ranks fail, and torchrun's agent then kills the odd one
+(a launcher's kill window). Each rank writes READY_DIR/rankR-PID.started at its first step; the
 odd rank writes READY_DIR/hung (the time) just before it blocks."""
 import os
 import sys
@@ -58,5 +60,10 @@ def wait_for_nothing(ready_dir):
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    dist.init_process_group("gloo")
+    timeout = os.environ.get("HANG_TIMEOUT_SECONDS")
+    if timeout:
+        import datetime
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=float(timeout)))
+    else:
+        dist.init_process_group("gloo")
     train(dist.get_rank(), int(sys.argv[1]), sys.argv[2], sys.argv[3])
