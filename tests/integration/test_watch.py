@@ -16,6 +16,7 @@ watch_torch_job.py), each judged by what the program itself wrote before it bloc
   `--must-move heartbeat` makes the heartbeat the thread that counts, and nothing is caught;
 - a regular expression backtracking in C, on one CPU shared with 8 CPU-bound processes (a small
   share of the CPU, much time in the run queue), is busy ("runnable"), never caught as a hang;
+- the heartbeat and the joining parent also on pyenv's 3.8, 3.10, 3.12 and 3.13;
 - with --any, a multiprocessing parent in join() over workers that step on is "waiting for
   moving children", never the trigger;
 - `diff` of two looks without locals at a slow job says "no change seen in frames (locals not
@@ -40,6 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import Results, SKIP  # noqa: E402
+import interpreters  # noqa: E402
 import test_collect  # noqa: E402  (torchrun's options, the torch jobs' environment)
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
@@ -159,13 +161,13 @@ def spin_case(results, coreanalyze, workdir):
         program.kill()
 
 
-def heartbeat_case(results, coreanalyze, workdir):
-    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "heartbeat"], workdir, "heartbeat")
+def heartbeat_case(results, coreanalyze, workdir, python=PYTHON, label="debian-3.11"):
+    program = Program([python, os.path.join(PROGRAMS, "watch_progress.py"), "heartbeat"], workdir, "heartbeat-" + label)
     try:
         hung = program.wait_for("hung")[0]
         with open(hung) as stream:
             hung_at = float(stream.readline())
-        out_dir = os.path.join(workdir, "heartbeat-watch")
+        out_dir = os.path.join(workdir, "heartbeat-watch-" + label)
         code, _, errors, ended = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5",
                                        "--after", "3", "--for", "30", "--cores", "none")
         problems = []
@@ -178,7 +180,9 @@ def heartbeat_case(results, coreanalyze, workdir):
             problems.append("no look names the still main thread and the moving heartbeat: %s" % whys[-3:])
         if "heartbeat moving" not in errors:
             problems.append("no look line says so: %s" % tail(errors, 4))
-        results.check("a deadlocked main thread beside a ticking heartbeat thread is caught", problems)
+        results.check("%s: a deadlocked main thread beside a ticking heartbeat thread is caught" % label, problems)
+        if python != PYTHON:
+            return
         out_dir = os.path.join(workdir, "heartbeat-must-move")
         code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5", "--after", "2",
                                    "--for", "5", "--cores", "none", "--must-move", "heartbeat")
@@ -216,12 +220,12 @@ def crowded_case(results, coreanalyze, workdir):
             hog.wait()
 
 
-def join_case(results, coreanalyze, workdir):
-    program = Program([PYTHON, os.path.join(PROGRAMS, "watch_progress.py"), "join"], workdir, "join")
+def join_case(results, coreanalyze, workdir, python=PYTHON, label="debian-3.11"):
+    program = Program([python, os.path.join(PROGRAMS, "watch_progress.py"), "join"], workdir, "join-" + label)
     try:
         program.wait_for("started")
         time.sleep(0.5)
-        out_dir = os.path.join(workdir, "join-watch")
+        out_dir = os.path.join(workdir, "join-watch-" + label)
         code, _, errors, _ = watch(coreanalyze, program.pid, out_dir, "--interval", "0.5", "--after", "2",
                                    "--for", "6", "--any", "--cores", "none")
         problems = [] if code == 0 else ["exit %d, not 0 (the joining parent was the trigger?): %s" % (code, tail(errors))]
@@ -231,9 +235,16 @@ def join_case(results, coreanalyze, workdir):
             problems.append("the parent's looks: %s" % parent)
         if "waiting for moving children" not in errors:
             problems.append("no look line counts it: %s" % tail(errors, 3))
-        results.check("--any: a parent in join() over moving workers is waiting for moving children", problems)
+        results.check("%s: --any: a parent in join() over moving workers is waiting for moving children" % label, problems)
     finally:
         program.kill()
+
+
+def other_interpreters_case(results, coreanalyze, workdir):
+    """The role rules on pyenv's 3.8-3.13: the heartbeat and the joining parent."""
+    for label, interpreter in interpreters.each_installed(("pyenv-3.8", "pyenv-3.10", "pyenv-3.12", "pyenv-3.13"), results):
+        heartbeat_case(results, coreanalyze, workdir, interpreter.executable, label)
+        join_case(results, coreanalyze, workdir, interpreter.executable, label)
 
 
 def no_locals_case(results, coreanalyze, workdir):
@@ -525,7 +536,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coreanalyze", required=True)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--only", help="slow, spin, heartbeat, crowded, join, no-locals, workers, hangs-later, torchrun, kill-window or diff")
+    parser.add_argument("--only", help="slow, spin, heartbeat, crowded, join, versions, no-locals, workers, hangs-later, torchrun, kill-window or diff")
     args = parser.parse_args()
     if not os.path.exists(PYTHON):
         print("SKIP %s not found" % PYTHON)
@@ -536,7 +547,7 @@ def main():
     started = time.time()
     try:
         for name, case in (("slow", slow_case), ("spin", spin_case), ("heartbeat", heartbeat_case),
-                           ("crowded", crowded_case), ("join", join_case), ("no-locals", no_locals_case), ("workers", workers_case),
+                           ("crowded", crowded_case), ("join", join_case), ("versions", other_interpreters_case), ("no-locals", no_locals_case), ("workers", workers_case),
                            ("hangs-later", hangs_later_case), ("torchrun", torchrun_case),
                            ("kill-window", kill_window_case),
                            ("diff", diff_case)):
