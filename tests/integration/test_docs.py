@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Docs that cannot drift (issues 39 and 40): what README.md and scripts/install-deps state of the
+tree is checked against the tree.
+
+- README.md stays within 250 lines: reference material belongs in docs/;
+- the number of packages the demo installs, as README.md and install-deps' own usage text state
+  it, is the number of entries of install-deps' `build` list;
+- every relative link of README.md names a file of the repository.
+
+Exit status: 0 passed, 1 failed.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import Results  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+README_MOST_LINES = 250
+
+
+def read(path):
+    with open(os.path.join(TOP, path), encoding="utf-8") as stream:
+        return stream.read()
+
+
+def build_list_length(install_deps):
+    """Entries of the `build=( ... )` list: one quoted line per package."""
+    block = re.search(r"^build=\(\n(.*?)^\)", install_deps, re.M | re.S)
+    return None if block is None else len(re.findall(r'^\s*"[a-z0-9.+-]+\s', block.group(1), re.M))
+
+
+def main():
+    results = Results()
+    readme = read("README.md")
+    lines = readme.count("\n")
+    results.check("README.md has %d lines, at most %d" % (lines, README_MOST_LINES),
+                  [] if lines <= README_MOST_LINES else ["%d lines: move reference material to docs/" % lines])
+
+    install_deps = read("scripts/install-deps")
+    count = build_list_length(install_deps)
+    problems = [] if count else ["no build=( ... ) list in scripts/install-deps"]
+    for where, text, pattern in (("README.md", readme, r"The demo installs (\d+) packages"),
+                                 ("scripts/install-deps", install_deps, r"\(scripts/demo\): (\d+) packages")):
+        found = re.search(pattern, text)
+        if found is None:
+            problems.append("%s no longer says how many packages the demo installs (%r)" % (where, pattern))
+        elif count and int(found.group(1)) != count:
+            problems.append("%s says %s packages; the build list has %d" % (where, found.group(1), count))
+    results.check("the demo's package count, as stated, is the build list's (%s)" % count, problems)
+
+    missing = []
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme):
+        if not os.path.exists(os.path.join(TOP, target)):
+            missing.append(target)
+    results.check("every relative link of README.md names a file", missing)
+    return results.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
