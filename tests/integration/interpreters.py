@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 
-# Where lab/make-debian-pythons.sh builds its chroots (it takes the same ROOT variable).
+# Where scripts/make-debian-pythons builds its chroots (it reads the same HANGPY_CHROOTS).
 CHROOTS = os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots")
 # Where a developer keeps local builds of CPython that no package provides (free-threaded ones,
 # each under its version's prefix); never part of the repository.
@@ -51,7 +51,7 @@ def _pyenv(version):
 def _chroot(suite, executable):
     return Entry(("chroot", suite, executable),
                  "scripts/test --matrix (builds the Debian chroots), or as root: "
-                 "../shared/lab/make-debian-pythons.sh %s" % suite)
+                 "scripts/make-debian-pythons %s" % suite)
 
 
 def _chroot_debug(suite, executable, package):
