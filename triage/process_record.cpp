@@ -276,6 +276,10 @@ namespace {
 
 nlohmann::json::parser_callback_t cutting_strings(size_t& cut) {
   return [&cut](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    // process.modules, the mapped files (half of a rank's document), is read by no triage: it is
+    // lexed and never stored.
+    if (event == nlohmann::json::parse_event_t::key && parsed.is_string() && parsed.get_ref<const std::string&>() == "modules")
+      return false;
     if ((event == nlohmann::json::parse_event_t::value || event == nlohmann::json::parse_event_t::key) &&
         parsed.is_string()) {
       std::string& text = parsed.get_ref<std::string&>();

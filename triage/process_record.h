@@ -97,7 +97,8 @@ inline constexpr size_t kMaxTriageString = 4096;
 
 // `text` or `stream` parsed as JSON with every string value and key cut to kMaxTriageString as
 // it is parsed (the document never holds more); `cut` counts the strings cut. A discarded value
-// when it is not JSON.
+// when it is not JSON. Every "modules" member (process.modules: the mapped files, which no triage
+// reads) is left out.
 nlohmann::json parse_bounded_json(std::istream& stream, size_t& cut);
 nlohmann::json parse_bounded_json(const std::string& text, size_t& cut);
 
