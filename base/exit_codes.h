@@ -3,7 +3,7 @@
 // the one the core ran, then the rest.
 #pragma once
 
-namespace hangpy::coreanalyze {
+namespace hangpy {
 
 enum ExitCode : int {
   kExitSuccess = 0,
@@ -31,4 +31,4 @@ inline constexpr const char* kExitCodesHelp =
     "11 --pid: the process stayed stopped longer than --max-stop (it was released),\n"
     "12 --pid: the process exited or ran exec while it was analysed.\n";
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy

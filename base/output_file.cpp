@@ -10,7 +10,7 @@
 #include <ext/stdio_filebuf.h>
 #include <filesystem>
 
-namespace hangpy::coreanalyze {
+namespace hangpy {
 
 Expected<void> check_not_an_input(const std::string& path, const std::vector<std::string>& inputs) {
   struct stat output{};
@@ -59,4 +59,4 @@ Expected<void> write_file_atomically(const std::string& path,
   return {};
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy

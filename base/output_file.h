@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy {
 
 // kInvalidInput when `path` is one of `inputs` as a file (same device and inode, so a symlink or
 // hard link to an input counts); a path that does not exist yet is fine.
@@ -20,4 +20,4 @@ Expected<void> check_not_an_input(const std::string& path, const std::vector<std
 Expected<void> write_file_atomically(const std::string& path,
                                      const std::function<void(std::ostream&)>& write);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy

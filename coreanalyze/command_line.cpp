@@ -20,6 +20,7 @@
 namespace po = boost::program_options;
 
 namespace hangpy::coreanalyze {
+using namespace ::hangpy::targets;
 namespace {
 
 std::vector<std::string> split_path_list(const std::string& list) {

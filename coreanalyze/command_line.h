@@ -11,7 +11,7 @@
 namespace hangpy::coreanalyze {
 
 struct CommandLine {
-  CoreOptions core;  // core_path "-" means standard input
+  targets::CoreOptions core;  // core_path "-" means standard input
   std::optional<cpython::PythonVersion> python;
   std::optional<std::string> snapshot_path;
   bool json = false;

@@ -12,6 +12,8 @@
 #include "targets/initial_environment.h"
 
 namespace hangpy::coreanalyze {
+using namespace ::hangpy::inputs;
+using namespace ::hangpy::targets;
 namespace {
 
 // /proc/PID/environ is at most the kernel's argument limit; more is not an environment.

@@ -9,7 +9,7 @@
 
 namespace hangpy::coreanalyze {
 
-report::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped);
+report::ProcessEnvironment core_environment(const targets::CoreTarget& target, const inputs::CoreInput& unwrapped);
 
 report::ProcessEnvironment live_environment(int pid);
 

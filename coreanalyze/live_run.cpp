@@ -27,6 +27,7 @@
 #include "cpython/analyzer.h"
 
 namespace hangpy::coreanalyze {
+using namespace ::hangpy::targets;
 namespace {
 
 int exit_code_for(const LiveFailure& failure) {

@@ -38,6 +38,10 @@
 #include "report/source_excerpt.h"
 #include "report/stack_report.h"
 
+using namespace ::hangpy::inputs;
+using namespace ::hangpy::jobs;
+using namespace ::hangpy::targets;
+
 using namespace hangpy;
 using namespace hangpy::coreanalyze;
 

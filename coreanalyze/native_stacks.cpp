@@ -11,6 +11,7 @@
 #include "native/splice.h"
 
 namespace hangpy::coreanalyze {
+using namespace ::hangpy::targets;
 namespace {
 
 // The vDSO's image, from its mapping in the core (AT_SYSINFO_EHDR says where; the kernel and gcore

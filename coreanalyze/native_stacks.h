@@ -24,7 +24,7 @@ namespace hangpy::coreanalyze {
 // the threads to unwind, by LWP (the diagnosis's vague ones, a collective's backend workers), with
 // `all_threads` false; all Python threads when null. A snapshot's
 // threads come from the stacks it recorded (recorded_native_stacks), the rest are unwound.
-report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
+report::MergedStacks gather_merged_stacks(const targets::CoreTarget& target, const targets::CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames, const std::set<int64_t>* only = nullptr);
 
@@ -33,13 +33,13 @@ report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOp
 // workers). `target` must outlive it.
 class CoreUnwinding {
  public:
-  CoreUnwinding(const CoreTarget& target, const CoreOptions& options, bool inlined_frames);
+  CoreUnwinding(const targets::CoreTarget& target, const targets::CoreOptions& options, bool inlined_frames);
   ~CoreUnwinding();
   report::MergedStacks merged(const cpython::ProcessStacks& stacks, bool all_threads,
                               const std::set<int64_t>* only = nullptr);
 
  private:
-  const CoreTarget& target_;
+  const targets::CoreTarget& target_;
   const bool snapshot_;
   native::DwflUnwinderOptions options_;
   std::map<int64_t, native::NativeStack> recorded_;  // a snapshot's (recorded_native_stacks)

@@ -18,6 +18,7 @@
 #include "base/printable.h"
 
 namespace hangpy::coreanalyze {
+using namespace ::hangpy::targets;
 namespace {
 
 // A core from another machine names its owner by that machine's ids: here the same uid may be

@@ -14,7 +14,7 @@ inline constexpr uint64_t kMaxDecodedBytes = 64ull << 20;
 
 class BoundedSink {
  public:
-  coreanalyze::ByteSink sink() {
+  inputs::ByteSink sink() {
     return [this](std::span<const std::byte> data) -> Expected<void> {
       decoded_ += data.size();
       if (decoded_ > kMaxDecodedBytes) return make_error(ErrorKind::kInvalidInput, "over the fuzzer's cap");

@@ -11,6 +11,8 @@
 #include "inputs/stream_decoder.h"
 #include "fuzz/bounded_sink.h"
 
+using namespace ::hangpy::inputs;
+
 using namespace hangpy;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -21,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size - 1);
   fuzz::BoundedSink output;
   const auto to_output = output.sink();
-  auto decoder = coreanalyze::make_zlib_decoder();
-  coreanalyze::ApportParser parser("CoreDump", [&decoder, &to_output](std::span<const std::byte> bytes) {
+  auto decoder = inputs::make_zlib_decoder();
+  inputs::ApportParser parser("CoreDump", [&decoder, &to_output](std::span<const std::byte> bytes) {
     return decoder->feed(bytes, to_output);
   });
   while (!text.empty()) {
@@ -32,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!parser.finish()) return 0;
   for (const auto& [name, value] : parser.fields()) {
-    if (value.size() > coreanalyze::kMaxApportTextField) __builtin_trap();  // the parser's own bound
+    if (value.size() > inputs::kMaxApportTextField) __builtin_trap();  // the parser's own bound
   }
   if (parser.binary_fields().contains("CoreDump")) (void)decoder->finish(to_output);
   return 0;

@@ -24,19 +24,21 @@
 #include "report/repeated_frames.h"
 #include "report/stack_report.h"
 
+using namespace ::hangpy::targets;
+
 using namespace hangpy;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::MemoryFile file(data, size);
   if (!file.ok()) return 0;
-  coreanalyze::CoreOptions options;
+  targets::CoreOptions options;
   options.core_path = file.path();
   // The binaries a mutated core names must not be read from this machine: only the core counts.
   options.sysroot = "/nonexistent-hangpy-fuzz-sysroot";
-  auto target = coreanalyze::CoreTarget::open(options);
+  auto target = targets::CoreTarget::open(options);
   if (!target) return 0;
   report::AnalysedInput input;
-  auto environment = coreanalyze::read_initial_environment(
+  auto environment = targets::read_initial_environment(
       (*target)->memory(), (*target)->core().auxv(),
       [](std::string_view name) { return report::is_label_variable(name); });
   if (environment)
@@ -48,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.call_notes = true;
   request.locals = true;
   // Read through a recording, as --snapshot reads, so that the snapshot writer gets what was read.
-  coreanalyze::RecordingTarget recording(**target);
+  targets::RecordingTarget recording(**target);
   const analysis::ProcessAnalysis found = analysis::analyse_process(recording, facts, request);
   if (!found.stacks) return 0;
   const cpython::ProcessStacks& stacks = *found.stacks;
@@ -64,8 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // The snapshot of what was read, renamed into place in the scratch directory (memory).
   if (!fuzz::scratch_directory().empty()) {
-    (void)coreanalyze::write_snapshot(fuzz::scratch_directory() + "/snapshot.core",
-                                      coreanalyze::snapshot_process_of((*target)->core()), recording);
+    (void)targets::write_snapshot(fuzz::scratch_directory() + "/snapshot.core",
+                                      targets::snapshot_process_of((*target)->core()), recording);
   }
   return 0;
 }

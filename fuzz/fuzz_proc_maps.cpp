@@ -6,9 +6,11 @@
 
 #include "targets/proc_maps.h"
 
+using namespace ::hangpy::targets;
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  for (const auto& mapping : hangpy::coreanalyze::parse_proc_maps(text)) {
+  for (const auto& mapping : hangpy::targets::parse_proc_maps(text)) {
     if (mapping.path.empty() || mapping.path.size() > size || mapping.end <= mapping.start) __builtin_trap();
   }
   return 0;

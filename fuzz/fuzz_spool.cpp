@@ -10,16 +10,18 @@
 #include "inputs/elf_extent.h"
 #include "inputs/sparse_spool.h"
 
+using namespace ::hangpy::inputs;
+
 using namespace hangpy;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const size_t piece = size_t{1} << (data[0] & 15);
   std::span<const std::byte> input(reinterpret_cast<const std::byte*>(data + 1), size - 1);
-  auto spool = coreanalyze::SparseSpool::create("the fuzzer's core");
+  auto spool = inputs::SparseSpool::create("the fuzzer's core");
   if (!spool) return 0;
   if (data[0] & 0x80) spool->require_elf();
-  coreanalyze::ElfExtent extent;
+  inputs::ElfExtent extent;
   while (!input.empty()) {
     const auto part = input.first(std::min(piece, input.size()));
     extent.feed(part);

@@ -9,7 +9,7 @@
 #include "base/parse_number.h"
 #include "base/printable.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 // A one-line item; anything longer is not what we look for.
@@ -72,4 +72,4 @@ std::map<int64_t, std::string> parse_abrt_open_fds(std::string_view text) {
   return files;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

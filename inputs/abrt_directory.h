@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 struct AbrtProblem {
   std::string coredump_path;
@@ -33,4 +33,4 @@ std::map<int64_t, std::string> parse_abrt_open_fds(std::string_view text);
 // Errors: kInvalidInput (no readable `coredump`: ABRT may have dropped it for space).
 Expected<AbrtProblem> read_abrt_directory(const std::string& directory);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -13,7 +13,7 @@
 #include "inputs/sparse_spool.h"
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kReadBytes = 1 << 20;
@@ -96,4 +96,4 @@ Expected<ApportCore> read_apport_core(const std::string& path, const std::string
   return core;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 struct ApportCore {
   std::string path;  // /proc/self/fd/N of the temporary file
@@ -22,4 +22,4 @@ struct ApportCore {
 // Errors: kIo, kInvalidInput (not an apport file, base64 garbage, corrupt gzip, no CoreDump).
 Expected<ApportCore> read_apport_core(const std::string& path, const std::string& name);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kMaxNameBytes = 128;
@@ -167,4 +167,4 @@ Expected<void> ApportParser::finish() {
   return flush_binary();
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -16,7 +16,7 @@
 #include "base/error.h"
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 inline constexpr size_t kMaxApportTextField = 4 << 20;
 
@@ -65,4 +65,4 @@ class ApportParser {
   uint64_t binary_bytes_ = 0;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -7,7 +7,7 @@
 #include "inputs/decompress_core.h"
 #include "inputs/input_format.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
@@ -99,4 +99,4 @@ Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string
   }
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 struct CoreInput {
   std::string core_path;  // what the core reader opens (a /proc/self/fd path for unwrapped cores)
@@ -40,4 +40,4 @@ struct CoreInput {
 // without a coredump, an apport report without CoreDump), each one line naming `name`.
 Expected<CoreInput> unwrap_core_input(const std::string& path, const std::string& name);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 std::optional<std::string> find_in_path(const std::string& program) {
@@ -88,4 +88,4 @@ Expected<std::string> core_from_coredumpctl(const std::string& match) {
   return fmt::format("/proc/self/fd/{}", fd);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

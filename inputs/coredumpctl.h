@@ -6,11 +6,11 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 // The path of a temporary file holding the core (already unlinked: /proc/self/fd/N). Errors:
 // kNotFound (no coredumpctl on this machine), kInvalidInput (coredumpctl found no core, or
 // failed: its own last line of stderr says why).
 Expected<std::string> core_from_coredumpctl(const std::string& match);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -12,7 +12,7 @@
 #include "inputs/sparse_spool.h"
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kReadBytes = 1 << 20;
@@ -103,4 +103,4 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
   return result;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

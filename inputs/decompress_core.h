@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "inputs/input_format.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 struct DecompressedCore {
   std::string path;  // /proc/self/fd/N of the temporary file
@@ -24,4 +24,4 @@ struct DecompressedCore {
 Expected<DecompressedCore> decompress_core(const std::string& path, const std::string& name,
                                            InputFormat format);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 void ElfExtent::feed(std::span<const std::byte> data) {
   if (extent_ || given_up_ || head_.size() >= kMaxHeaderBytes) return;
@@ -47,4 +47,4 @@ void ElfExtent::compute() {
   head_.shrink_to_fit();
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 class ElfExtent {
  public:
@@ -34,4 +34,4 @@ class ElfExtent {
   bool given_up_ = false;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

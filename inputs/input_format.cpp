@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 bool starts_with(std::span<const std::byte> head, std::initializer_list<unsigned> magic) {
@@ -115,4 +115,4 @@ std::string_view format_name(InputFormat format) {
   return "unknown";
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 enum class InputFormat {
   kElf,            // a plain core (or any ELF file: the core reader says if it is no core)
@@ -42,4 +42,4 @@ Expected<InputFormat> format_of_path(const std::string& path);
 
 std::string_view format_name(InputFormat format);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

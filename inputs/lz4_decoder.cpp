@@ -4,7 +4,7 @@
 
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kOutputBytes = 1 << 20;
@@ -53,4 +53,4 @@ class Lz4Decoder : public StreamDecoder {
 
 std::unique_ptr<StreamDecoder> make_lz4_decoder() { return std::make_unique<Lz4Decoder>(); }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 // Below this an input decompresses in well under a second: no bar.
@@ -37,4 +37,4 @@ void ProgressMeter::update(uint64_t done, uint64_t produced) {
   std::fflush(stderr);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 class ProgressMeter {
  public:
@@ -24,4 +24,4 @@ class ProgressMeter {
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 // The granularity of holes: a page of the core is the smallest thing worth leaving out.
@@ -117,4 +117,4 @@ Expected<std::string> SparseSpool::finish() {
   return fmt::format("/proc/self/fd/{}", fd_);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

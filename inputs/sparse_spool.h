@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "inputs/elf_extent.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 class SparseSpool {
  public:
@@ -54,4 +54,4 @@ class SparseSpool {
   uint64_t written_since_check_ = 0;  // bytes written since the free space was last looked at
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

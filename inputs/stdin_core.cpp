@@ -12,7 +12,7 @@
 #include "inputs/input_format.h"
 #include "inputs/sparse_spool.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kBlock = 1 << 16;
@@ -74,4 +74,4 @@ Expected<std::string> core_path_from_stdin() {
   return spool(STDIN_FILENO);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -7,11 +7,11 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 // A path that opens the core stdin carries (/proc/self/fd/N); it stays valid for the life of the
 // process. Errors: kInvalidInput when stdin is a terminal or cannot be mapped in any way, kIo
 // when the copy fails (disk full: the message says so).
 Expected<std::string> core_path_from_stdin();
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

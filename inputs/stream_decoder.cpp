@@ -1,6 +1,6 @@
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 std::unique_ptr<StreamDecoder> make_decoder(InputFormat format) {
   switch (format) {
@@ -12,4 +12,4 @@ std::unique_ptr<StreamDecoder> make_decoder(InputFormat format) {
   }
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "inputs/input_format.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 
 using ByteSink = std::function<Expected<void>(std::span<const std::byte>)>;
 
@@ -53,4 +53,4 @@ std::unique_ptr<StreamDecoder> make_zlib_decoder();
 // The decoder for a compressed format; nullptr for the others.
 std::unique_ptr<StreamDecoder> make_decoder(InputFormat format);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -5,7 +5,7 @@
 
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kOutputBytes = 1 << 20;
@@ -91,4 +91,4 @@ class XzDecoder : public StreamDecoder {
 
 std::unique_ptr<StreamDecoder> make_xz_decoder() { return std::make_unique<XzDecoder>(); }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

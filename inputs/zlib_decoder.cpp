@@ -4,7 +4,7 @@
 
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 constexpr size_t kOutputBytes = 1 << 20;
@@ -77,4 +77,4 @@ class ZlibDecoder : public StreamDecoder {
 
 std::unique_ptr<StreamDecoder> make_zlib_decoder() { return std::make_unique<ZlibDecoder>(); }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -3,7 +3,7 @@
 
 #include "inputs/stream_decoder.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 class ZstdDecoder : public StreamDecoder {
@@ -61,4 +61,4 @@ class ZstdDecoder : public StreamDecoder {
 
 std::unique_ptr<StreamDecoder> make_zstd_decoder() { return std::make_unique<ZstdDecoder>(); }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

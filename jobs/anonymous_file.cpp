@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 int anonymous_file(const char* name) {
   const long memory_file = syscall(SYS_memfd_create, name, MFD_CLOEXEC);
@@ -27,4 +27,4 @@ int unlinked_temporary_file(const char* name) {
   return file;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -136,4 +136,4 @@ std::string this_program() {
   return length > 0 ? std::string(path, static_cast<size_t>(length)) : "coreanalyze";
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

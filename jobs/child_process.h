@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct ChildCommand {
   std::vector<std::string> argv;           // argv[0] is looked up in PATH
@@ -37,4 +37,4 @@ ChildResult run_child(const ChildCommand& command, std::chrono::milliseconds tim
 // their children; "coreanalyze" when it cannot be read.
 std::string this_program();
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -23,7 +23,7 @@
 
 namespace fs = std::filesystem;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 std::vector<std::string> split_words(const std::string& text, char separator) {
@@ -271,4 +271,4 @@ int run_collect(int argc, char** argv) {
   return finish(options, self, node_exit != kExitSuccess ? node_exit : exit_code);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -9,9 +9,9 @@
 // --timeout), and analyses run in parallel. srun and pdsh run the same subcommand on each node.
 #pragma once
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 // argv[0] is "collect". Returns the exit code.
 int run_collect(int argc, char** argv);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -21,7 +21,8 @@
 
 namespace fs = std::filesystem;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
+using namespace ::hangpy::targets;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -344,4 +345,4 @@ NodeCollection collect_on_this_node(const CollectOptions& options, const std::st
   return collection;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -7,7 +7,7 @@
 
 #include "jobs/collect_options.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct NodeCollection {
   int exit_code = 0;          // as `coreanalyze collect --help` lists them
@@ -17,4 +17,4 @@ struct NodeCollection {
 // `self` is this program's path, run once per process.
 NodeCollection collect_on_this_node(const CollectOptions& options, const std::string& self);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -17,7 +17,7 @@
 
 namespace po = boost::program_options;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 // Whose options these are, in messages: collect's own, or watch's (which takes them all).
@@ -292,4 +292,4 @@ std::string dated_output_dir(const std::string& prefix) {
   return fmt::format("{}-{}", prefix, stamp);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -7,7 +7,7 @@
 
 #include <boost/program_options.hpp>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 enum class CoreKind { kNone, kSnapshot, kFull };
 
@@ -55,4 +55,4 @@ std::string dated_output_dir(const std::string& prefix);
 // The command line (from "collect" on) that collects with these options.
 std::vector<std::string> collect_arguments(const CollectOptions& options);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -14,7 +14,7 @@
 
 namespace fs = std::filesystem;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 constexpr size_t kMaxFilesBack = 20000;
@@ -170,4 +170,4 @@ int collect_via(const CollectOptions& options, const std::string& self) {
   return collected.exit_code;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -19,7 +19,7 @@
 
 #include "jobs/collect_options.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 // The node name a --via collection is filed under when --node-name is not given: the prefix's
 // last word (the container or pod), made a valid directory name.
@@ -29,4 +29,4 @@ std::string via_node_name(const std::string& via);
 // lists them) after DIR/NODE holds what came back.
 int collect_via(const CollectOptions& options, const std::string& self);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -14,7 +14,7 @@
 
 namespace po = boost::program_options;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 struct DiffLine {
@@ -158,4 +158,4 @@ int run_diff(int argc, char** argv) {
   return kExitSuccess;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -4,9 +4,9 @@
 // slow. Two snapshots tell a hung job from a slow one; one cannot.
 #pragma once
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 // argv[0] is "diff". Returns the exit code.
 int run_diff(int argc, char** argv);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

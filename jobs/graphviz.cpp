@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 std::string find_dot() {
@@ -91,4 +91,4 @@ Expected<void> write_svg_with_dot(const std::string& dot_text, const std::string
   return {};
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -8,7 +8,7 @@
 
 #include "base/split.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 // The items of `text` split at commas outside brackets.
@@ -93,4 +93,4 @@ Expected<std::vector<std::string>> expand_host_list(const std::string& list) {
   return unique;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

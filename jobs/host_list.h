@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 // At most this many hosts: a range of a million is a typo, not a cluster.
 inline constexpr size_t kMaxHosts = 100000;
@@ -20,4 +20,4 @@ inline constexpr size_t kMaxHosts = 100000;
 // number, more than kMaxHosts hosts), naming the part.
 Expected<std::vector<std::string>> expand_host_list(const std::string& list);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

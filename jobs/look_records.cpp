@@ -6,7 +6,7 @@
 #include "jobs/triage_inputs.h"
 #include "triage/labels.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 LookRecords read_look(const std::vector<std::string>& paths, const TriageAnalysisOptions& options) {
   LookRecords look;
@@ -36,4 +36,4 @@ std::string process_label(const triage::ProcessRecord& process) {
   return for_terminal(text);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

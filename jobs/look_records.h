@@ -9,7 +9,7 @@
 #include "jobs/triage_analysis.h"
 #include "triage/process_record.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct LookRecords {
   std::vector<triage::ProcessRecord> processes;
@@ -21,4 +21,4 @@ LookRecords read_look(const std::vector<std::string>& paths, const TriageAnalysi
 // "rank 2 (pid 4242)", "pid 4242 (python3)": a process in a line of watch's or diff's output.
 std::string process_label(const triage::ProcessRecord& process);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -13,7 +13,8 @@
 #include "base/parse_number.h"
 #include "targets/containers.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
+using namespace ::hangpy::targets;
 namespace {
 
 // /proc files are small; anything past this is not what we look for (environ can be large).
@@ -248,4 +249,4 @@ std::vector<int> ancestors(const std::map<int, ProcessEntry>& table, int pid) {
   return chain;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -9,7 +9,7 @@
 
 #include "targets/container_names.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct ProcessEntry {
   int pid = 0;
@@ -52,9 +52,9 @@ std::vector<int> processes_of_slurm_job(const std::map<int, ProcessEntry>& table
 // digits or more), its name in its runtime's records (`names`: targets/container_names.h), or the
 // start of its Kubernetes pod's UID.
 std::vector<int> processes_of_container(const std::map<int, ProcessEntry>& table, const std::string& which,
-                                        const std::vector<NamedContainer>& names);
+                                        const std::vector<targets::NamedContainer>& names);
 
 // `pid`'s ancestors (not `pid`), nearest first.
 std::vector<int> ancestors(const std::map<int, ProcessEntry>& table, int pid);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

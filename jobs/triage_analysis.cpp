@@ -21,7 +21,7 @@
 
 extern char** environ;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 std::string read_descriptor(int fd) {
@@ -202,4 +202,4 @@ std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>&
   return outcomes;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -13,7 +13,7 @@
 #include "jobs/triage_inputs.h"
 #include "triage/process_record.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct TriageOutcome {
   std::vector<triage::ProcessRecord> processes;  // empty when the input could not be analysed
@@ -32,4 +32,4 @@ struct TriageAnalysisOptions {
 std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>& inputs,
                                                  const TriageAnalysisOptions& options);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

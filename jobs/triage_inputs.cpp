@@ -14,7 +14,8 @@
 
 #include "inputs/input_format.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
+using namespace ::hangpy::inputs;
 namespace {
 
 namespace fs = std::filesystem;
@@ -150,4 +151,4 @@ Expected<std::vector<TriageInput>> gather_triage_inputs(const std::vector<std::s
   return inputs;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct TriageInput {
   enum class Kind { kJson, kCore, kPid };
@@ -25,4 +25,4 @@ Expected<std::vector<TriageInput>> gather_triage_inputs(const std::vector<std::s
                                                         const std::vector<int>& pids,
                                                         std::vector<std::string>& notes);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

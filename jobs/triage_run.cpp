@@ -24,7 +24,7 @@
 
 namespace po = boost::program_options;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 struct TriageLine {
@@ -242,4 +242,4 @@ int run_triage(int argc, char** argv) {
   return failed > 0 ? kExitPartial : kExitSuccess;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

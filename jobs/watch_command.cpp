@@ -28,7 +28,7 @@
 
 namespace fs = std::filesystem;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -355,4 +355,4 @@ int run_watch(int argc, char** argv) {
   }
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

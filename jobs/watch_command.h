@@ -10,11 +10,11 @@
 // crashes or hangs costs that look only, never the watch.
 #pragma once
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 inline constexpr int kExitHangCaught = 20;
 
 // argv[0] is "watch". Returns the exit code.
 int run_watch(int argc, char** argv);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -9,7 +9,7 @@
 
 namespace po = boost::program_options;
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 po::options_description watch_visible_options() {
@@ -123,4 +123,4 @@ std::optional<int> parse_watch_options(int argc, char** argv, WatchOptions& opti
   return std::nullopt;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

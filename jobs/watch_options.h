@@ -7,7 +7,7 @@
 
 #include "jobs/collect_options.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 
 struct WatchOptions {
   CollectOptions collect;       // which processes; how they are looked at and captured
@@ -27,4 +27,4 @@ struct WatchOptions {
 // should stop (help, or a usage error already reported in one line).
 std::optional<int> parse_watch_options(int argc, char** argv, WatchOptions& options);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

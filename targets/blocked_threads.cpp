@@ -10,7 +10,7 @@
 #include "base/parse_number.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // The one-letter state of /proc/PID/task/TID/stat.
@@ -109,4 +109,4 @@ bool still_blocked(int pid, const BlockedThread& before) {
   return context_switches(pid, before.registers.lwp) == before.context_switches;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -12,7 +12,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct BlockedThread {
   // What /proc shows of it: the call, its arguments, sp and pc, from /proc/PID/task/TID/syscall.
@@ -36,4 +36,4 @@ std::optional<BlockedThread> blocked_in_syscall(int pid, int64_t lwp);
 // since `before` was read.
 bool still_blocked(int pid, const BlockedThread& before);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

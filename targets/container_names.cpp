@@ -7,7 +7,7 @@
 #include "base/printable.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr size_t kMaxContainers = 4096;
@@ -79,4 +79,4 @@ std::optional<std::string> container_name(const std::string& runtime, const std:
   return std::nullopt;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct NamedContainer {
   std::string runtime;  // "podman", "docker"
@@ -29,4 +29,4 @@ std::vector<NamedContainer> named_containers(const ContainerRecords& records = {
 std::optional<std::string> container_name(const std::string& runtime, const std::string& id,
                                           const ContainerRecords& records = {});
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -16,7 +16,7 @@
 #include "targets/container_names.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // Runtime prefixes of a cgroup path's component, before the container's id.
@@ -145,4 +145,4 @@ std::optional<cpython::ContainerInfo> live_container(int pid) {
   return container;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -11,7 +11,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // What a /proc/PID/cgroup text says; nullopt when no line names a container.
 std::optional<cpython::ContainerInfo> container_of_cgroup(std::string_view cgroup_text);
@@ -20,4 +20,4 @@ std::optional<cpython::ContainerInfo> container_of_cgroup(std::string_view cgrou
 // nullopt when it runs in none that can be told, or in the same one as this process.
 std::optional<cpython::ContainerInfo> live_container(int pid);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -13,7 +13,7 @@
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // The process notes other than NT_PRSTATUS (prpsinfo, siginfo, auxv) have one layout on the
 // 64-bit Linux machines hangpy reads and builds for, x86-64 and aarch64, so the C library's
@@ -485,4 +485,4 @@ std::optional<std::string> CoreFile::read_string(uint64_t address, size_t max_le
   return std::nullopt;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

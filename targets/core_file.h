@@ -18,7 +18,7 @@
 #include "symbols/elf_file.h"
 #include "targets/machine_registers.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // A PT_LOAD of the core: [vaddr, vaddr + memsz) was mapped in the process, the first
 // available_bytes of it are in the core file.
@@ -181,4 +181,4 @@ class CoreFile {
   std::vector<std::string> warnings_;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -24,7 +24,7 @@
 #include "symbols/dependencies.h"
 #include "symbols/path_resolver.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // How much of a module's first mapping we read from the core to see its ELF header, program
@@ -651,4 +651,4 @@ Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& option
   return std::make_unique<CoreTargetImpl>(std::move(*core), options, executable_start);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 class CoreFile;
 
@@ -68,4 +68,4 @@ class CoreTarget : public cpython::Target {
   virtual std::optional<std::string> function_at(uint64_t pc) const = 0;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -18,7 +18,7 @@
 #include "targets/inet_address.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // The socket of `inode` in one of /proc/PID/net's inet tables.
@@ -200,4 +200,4 @@ std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd)
   return DescribedFileDescriptor{target, {}};
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

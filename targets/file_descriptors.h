@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct DescribedFileDescriptor {
   std::string text;
@@ -26,4 +26,4 @@ std::optional<int> access_mode(int pid, int fd);
 // nullopt when the descriptor is not open (or /proc cannot be read).
 std::optional<DescribedFileDescriptor> describe_file_descriptor(int pid, int fd);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

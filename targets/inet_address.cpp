@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // /proc/net/tcp's address field: the IPv4 address as one 32-bit hex word in host order (the
 // network bytes read as a little-endian word), the port in hex.
@@ -39,4 +39,4 @@ std::optional<std::string> ipv6_address(std::string_view field) {
   return text + fmt::format("]:{}", port);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 std::optional<std::string> ipv4_address(std::string_view field);
 std::optional<std::string> ipv6_address(std::string_view field);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr uint64_t kPage = 4096;
@@ -242,4 +242,4 @@ Expected<std::vector<std::string>> read_environment_array(const cpython::Address
   return kept;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -16,7 +16,7 @@
 #include "base/error.h"
 #include "cpython/address_space.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // Decides which entries are kept, by name: everything else is never copied out of the core.
 using KeepVariable = std::function<bool(std::string_view name)>;
@@ -41,4 +41,4 @@ Expected<std::vector<std::string>> read_environment_array(const cpython::Address
                                                           uint64_t environ_variable,
                                                           const KeepVariable& keep);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

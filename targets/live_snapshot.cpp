@@ -10,7 +10,7 @@
 #include "targets/proc_file.h"
 #include "targets/proc_maps.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 std::vector<std::pair<uint64_t, uint64_t>> read_auxv(int64_t pid) {
@@ -78,4 +78,4 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
   return process;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

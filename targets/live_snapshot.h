@@ -8,7 +8,7 @@
 #include "targets/process_stop.h"
 #include "targets/snapshot_process.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // `stopped` holds the registers PTRACE_GETREGS gave; without them (--nonblocking) each thread
 // keeps the pc and stack pointer /proc/PID/task/TID/syscall showed and no thread pointer.
@@ -16,4 +16,4 @@ SnapshotProcess live_snapshot_process(const cpython::ProcessInfo& facts,
                                       const std::vector<StoppedProcess::RegisterSet>& stopped,
                                       const std::vector<cpython::NativeThread>& threads);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -31,7 +31,7 @@
 #include "symbols/module_placement.h"
 #include "symbols/path_resolver.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr std::string_view kDeletedSuffix = " (deleted)";
@@ -535,4 +535,4 @@ LiveExpected<std::unique_ptr<LiveTarget>> LiveTarget::open(int pid) {
   return std::make_unique<LiveTargetImpl>(pid, parse_maps(*maps), mem_fd);
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -15,7 +15,7 @@
 #include "base/error.h"
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // Why a live process cannot be analysed: the exit code depends on it.
 struct LiveFailure {
@@ -53,4 +53,4 @@ class LiveTarget : public cpython::Target {
 // a permission problem (ptrace_scope, CAP_SYS_PTRACE, another tracer such as gdb).
 LiveFailure describe_access_failure(int pid, int error_number, const std::string& what);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 using cpython::Machine;
@@ -113,4 +113,4 @@ bool is_aarch64_svc(std::span<const std::byte, 4> code) {
   return instruction == 0xd4000001;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

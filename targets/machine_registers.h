@@ -13,7 +13,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // elf.h's e_machine of a core of `machine`, and back (nullopt: a machine hangpy does not read).
 uint16_t elf_machine(cpython::Machine machine);
@@ -89,4 +89,4 @@ struct MachineRegisters {
 // Whether the 4 bytes at `code` are aarch64's `svc #0`.
 bool is_aarch64_svc(std::span<const std::byte, 4> code);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

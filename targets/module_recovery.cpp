@@ -12,7 +12,7 @@
 
 #include "symbols/module_placement.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // Bounds on what the process's memory claims: a real ELF file has a few dozen program headers
@@ -465,4 +465,4 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
   return result;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -17,7 +17,7 @@
 #include "targets/core_file.h"
 #include "cpython/address_space.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // Where a segment of the core starts, and whether the process could write it.
 struct SegmentStart {
@@ -68,4 +68,4 @@ RecoveredModules recover_modules(const cpython::AddressSpace& memory,
                                  uint64_t page_size, const FileFacts& files = {},
                                  const std::vector<std::pair<uint64_t, uint64_t>>& noted_auxv = {});
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -18,7 +18,7 @@
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // Where one mapped file lies; a target's own module type derives from it and adds what it
 // learns of the file (its saved ELF header, the file found on this machine).
@@ -117,4 +117,4 @@ class ModuleTable {
   std::vector<size_t> search_order_;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -12,7 +12,7 @@
 #include "targets/note_records.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr size_t kRecordWords = 2;
@@ -78,4 +78,4 @@ std::vector<cpython::NamespacePid> decode_namespace_pids(std::span<const std::by
   return pids;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -13,7 +13,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // At most this many children are kept of one process (a pool has tens; a fork bomb, thousands).
 inline constexpr size_t kMaxNamespaceChildren = 4096;
@@ -33,4 +33,4 @@ std::vector<std::byte> encode_namespace_pids(const std::vector<cpython::Namespac
 // Records past kMaxNamespaceChildren + 1, a record cut short and ids <= 0 are dropped.
 std::vector<cpython::NamespacePid> decode_namespace_pids(std::span<const std::byte> desc);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

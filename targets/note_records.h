@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 template <size_t Words>
 void append_note_record(std::vector<std::byte>& out, const std::array<uint64_t, Words>& words) {
@@ -32,4 +32,4 @@ std::vector<std::array<uint64_t, Words>> note_records(std::span<const std::byte>
   return records;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -18,7 +18,7 @@
 #include "targets/file_descriptors.h"
 #include "targets/note_records.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // How many of a process's descriptors are looked at: each costs a readlink.
@@ -76,4 +76,4 @@ std::vector<cpython::PipeEnd> decode_pipe_ends(std::span<const std::byte> desc) 
   return ends;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

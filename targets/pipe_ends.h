@@ -9,7 +9,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // At most this many ends are kept of one process (a server may hold thousands of descriptors;
 // the pipes of a hang are among a process's first ones).
@@ -23,4 +23,4 @@ std::vector<std::byte> encode_pipe_ends(const std::vector<cpython::PipeEnd>& end
 // Records past kMaxPipeEnds, a record cut short and an end flag other than 0 or 1 are dropped.
 std::vector<cpython::PipeEnd> decode_pipe_ends(std::span<const std::byte> desc);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

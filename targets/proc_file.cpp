@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 std::optional<std::string> read_proc_file(const std::string& path) {
   constexpr size_t kMaxProcFileBytes = 64 * 1024 * 1024;
@@ -30,4 +30,4 @@ std::optional<std::vector<std::string>> read_proc_stat(const std::string& path) 
   return fields;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // The file's bytes (at most 64 MiB); nullopt when it cannot be opened (errno says why).
 std::optional<std::string> read_proc_file(const std::string& path);
@@ -16,4 +16,4 @@ std::optional<std::string> read_proc_file(const std::string& path);
 // (field 4), [19] the start time (field 22). nullopt when the file cannot be read or parsed.
 std::optional<std::vector<std::string>> read_proc_stat(const std::string& path);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // The next field of `line` (up to a space), and `line` moved past it and the spaces after it.
@@ -75,4 +75,4 @@ std::vector<FileMapping> parse_proc_maps(std::string_view text) {
   return mappings;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -8,7 +8,7 @@
 
 #include "targets/core_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // The file-backed lines ("START-END PERMS OFFSET DEV INODE /path"), in text order. Lines that map
 // no file (anonymous, [heap], [stack], [vdso]) and lines that do not parse are left out: the text
@@ -23,4 +23,4 @@ struct MappedRange {
 };
 std::vector<MappedRange> parse_proc_map_ranges(std::string_view text);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -10,7 +10,7 @@
 #include "base/printable.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // The state letter and starttime of /proc/PID/stat (fields 3 and 22).
@@ -56,4 +56,4 @@ std::optional<std::string> process_change(int pid, const std::optional<ProcessId
   return std::nullopt;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct ProcessIdentity {
   uint64_t start_time = 0;  // /proc/PID/stat's starttime: a reused PID has another
@@ -27,4 +27,4 @@ std::optional<ProcessIdentity> process_identity(int pid);
 // (or `before` was not known).
 std::optional<std::string> process_change(int pid, const std::optional<ProcessIdentity>& before);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

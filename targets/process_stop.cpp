@@ -21,7 +21,7 @@
 
 #include "base/parse_number.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // The traced threads, for the signal handler: written before each PTRACE_SEIZE, so that a handler
@@ -258,4 +258,4 @@ std::chrono::nanoseconds StoppedProcess::release() {
 
 StoppedProcess::~StoppedProcess() { release(); }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -23,7 +23,7 @@
 #include "targets/machine_registers.h"
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 class StoppedProcess {
  public:
@@ -88,4 +88,4 @@ class StoppedProcess {
   size_t left_running_ = 0;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -13,7 +13,7 @@
 #include <set>
 #include <span>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 class ReadRanges {
  public:
@@ -75,4 +75,4 @@ class ReadRanges {
   std::set<uint64_t> pages_;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -13,7 +13,7 @@
 #include "targets/read_ranges.h"
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 class RecordingTarget final : public cpython::Target, private cpython::AddressSpace {
  public:
@@ -82,4 +82,4 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
   mutable std::map<std::string, uint64_t> symbols_;
 };
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -2,7 +2,7 @@
 
 #include <elf.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 SnapshotProcess snapshot_process_of(const CoreFile& core) {
   SnapshotProcess process;
@@ -30,4 +30,4 @@ SnapshotProcess snapshot_process_of(const CoreFile& core) {
   return process;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

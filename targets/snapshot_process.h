@@ -15,7 +15,7 @@
 #include "targets/core_file.h"
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct SnapshotProcess {
   cpython::Machine machine = cpython::kHostMachine;  // the core's e_machine
@@ -35,4 +35,4 @@ struct SnapshotProcess {
 // The process as a core recorded it (`core` must outlive the result).
 SnapshotProcess snapshot_process_of(const CoreFile& core);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

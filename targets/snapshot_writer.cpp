@@ -16,7 +16,7 @@
 #include "targets/pipe_ends.h"
 #include "targets/socket_ends.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 void append_note(std::vector<std::byte>& out, const char* name, uint32_t type,
@@ -230,4 +230,4 @@ Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& pr
   });
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

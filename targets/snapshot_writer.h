@@ -11,9 +11,9 @@
 #include "targets/snapshot_process.h"
 #include "targets/recording_target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& process,
                               const RecordingTarget& recorded);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

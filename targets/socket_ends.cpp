@@ -19,7 +19,7 @@
 #include "targets/inet_address.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr size_t kMaxDescriptorsLooked = 4096;
@@ -117,4 +117,4 @@ std::vector<cpython::SocketEnd> decode_socket_ends(std::span<const std::byte> de
   return ends;
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

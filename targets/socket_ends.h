@@ -9,7 +9,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // At most this many are kept of one process (a server may hold thousands of connections).
 inline constexpr size_t kMaxSocketEnds = 1024;
@@ -23,4 +23,4 @@ std::vector<std::byte> encode_socket_ends(const std::vector<cpython::SocketEnd>&
 // are dropped.
 std::vector<cpython::SocketEnd> decode_socket_ends(std::span<const std::byte> desc);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

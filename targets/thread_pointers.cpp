@@ -6,7 +6,7 @@
 
 #include "cpython/address_space.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr uint64_t kMaxTidOffset = 4096;  // struct pthread is about 2 KB in every glibc
@@ -64,4 +64,4 @@ void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_
   }
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

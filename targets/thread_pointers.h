@@ -10,7 +10,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // Sets the fs_base of each thread of `threads` that has none to the one of `candidates` (the
 // pthread_t values the process's thread states hold) whose struct pthread holds its LWP. The
@@ -21,4 +21,4 @@ namespace hangpy::coreanalyze {
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
                           std::vector<cpython::NativeThread>& threads);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

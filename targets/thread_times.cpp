@@ -12,7 +12,7 @@
 #include "base/parse_number.h"
 #include "targets/proc_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // /proc/PID/task/TID/io: "rchar: N" and "wchar: N" lines among others.
@@ -81,4 +81,4 @@ double unix_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

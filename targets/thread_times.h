@@ -10,7 +10,7 @@
 
 #include "cpython/target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 struct ThreadTime {
   double cpu_seconds = 0;           // utime + stime (task/TID/stat fields 14 and 15)
@@ -29,4 +29,4 @@ void add_thread_times(std::vector<cpython::NativeThread>& threads,
 // Unix time now, in seconds.
 double unix_time_now();
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

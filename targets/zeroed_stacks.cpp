@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // Bytes read at each stack pointer: the innermost frame's saved registers and return address.
@@ -39,4 +39,4 @@ std::optional<std::string> zeroed_stacks_warning(const CoreFile& core) {
       zeroed.size(), saved, fmt::join(named, ", "), zeroed.size() > named.size() ? ", ..." : "");
 }
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

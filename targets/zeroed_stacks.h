@@ -10,11 +10,11 @@
 
 #include "targets/core_file.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 
 // One warning when the core saved the memory at some threads' stack pointers and it is all zeros
 // there (a live stack never is: return addresses and saved registers sit just above the stack
 // pointer); nullopt otherwise. Not for snapshots, which keep only the bytes an analysis read.
 std::optional<std::string> zeroed_stacks_warning(const CoreFile& core);
 
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -4,7 +4,7 @@
 
 #include "inputs/abrt_directory.h"
 
-using hangpy::coreanalyze::parse_abrt_open_fds;
+using hangpy::inputs::parse_abrt_open_fds;
 
 TEST(AbrtOpenFds, DescriptorsAndTheirFilesFdinfoSkipped) {
   const auto files = parse_abrt_open_fds(

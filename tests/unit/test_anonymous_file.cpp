@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 std::string round_trip(int file) {
@@ -83,4 +83,4 @@ TEST_F(AnonymousFileTest, TemporaryFileInAMissingDirectoryFails) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

@@ -10,7 +10,7 @@
 
 #include "inputs/apport_parser.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 struct Parsed {
@@ -116,4 +116,4 @@ TEST(ApportParser, TextFieldsAreBounded) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 TEST(ParseSyscallLine, ACallWithItsArgumentsSpAndPc) {
@@ -117,4 +117,4 @@ TEST(BlockedThreads, ARunningThreadIsNotBlocked) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

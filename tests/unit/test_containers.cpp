@@ -13,7 +13,7 @@
 #include "targets/containers.h"
 #include "targets/namespace_pids.h"
 
-using hangpy::coreanalyze::container_of_cgroup;
+using hangpy::targets::container_of_cgroup;
 namespace fs = std::filesystem;
 
 namespace {
@@ -69,8 +69,8 @@ TEST(Containers, NamesFromTheRuntimesRecords) {
     std::ofstream docker(dir / "docker" / kId / "config.v2.json");
     docker << R"({"ID": ")" << kId << R"(", "Name": "/trainer\u001b[31m"})";
   }
-  hangpy::coreanalyze::ContainerRecords records{(dir / "containers.json").string(), (dir / "docker").string()};
-  const auto found = hangpy::coreanalyze::named_containers(records);
+  hangpy::targets::ContainerRecords records{(dir / "containers.json").string(), (dir / "docker").string()};
+  const auto found = hangpy::targets::named_containers(records);
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].runtime, "podman");
   EXPECT_EQ(found[0].id, other);
@@ -78,28 +78,28 @@ TEST(Containers, NamesFromTheRuntimesRecords) {
   EXPECT_EQ(found[1].runtime, "docker");
   // A name is the container's to choose: escaped, never a terminal's escape sequence.
   EXPECT_EQ(found[1].name.find('\x1b'), std::string::npos);
-  EXPECT_EQ(hangpy::coreanalyze::container_name("podman", other, records), "web-1");
-  EXPECT_EQ(hangpy::coreanalyze::container_name("docker", other, records), std::nullopt);
-  EXPECT_EQ(hangpy::coreanalyze::container_name("containerd", other, records), std::nullopt);
+  EXPECT_EQ(hangpy::targets::container_name("podman", other, records), "web-1");
+  EXPECT_EQ(hangpy::targets::container_name("docker", other, records), std::nullopt);
+  EXPECT_EQ(hangpy::targets::container_name("containerd", other, records), std::nullopt);
   fs::remove_all(dir);
-  EXPECT_TRUE(hangpy::coreanalyze::named_containers(records).empty());
+  EXPECT_TRUE(hangpy::targets::named_containers(records).empty());
 }
 
 // A snapshot's note of namespace PIDs: what is written is read back; damage is dropped.
 TEST(Containers, NamespacePidsNote) {
   using hangpy::cpython::NamespacePid;
   const std::vector<NamespacePid> pids = {{23117, 1}, {23128, 6}};
-  auto bytes = hangpy::coreanalyze::encode_namespace_pids(pids);
-  auto back = hangpy::coreanalyze::decode_namespace_pids(bytes);
+  auto bytes = hangpy::targets::encode_namespace_pids(pids);
+  auto back = hangpy::targets::decode_namespace_pids(bytes);
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[1].pid, 23128);
   EXPECT_EQ(back[1].namespace_pid, 6);
-  EXPECT_EQ(hangpy::coreanalyze::host_pid_of(back, 6), 23128);
-  EXPECT_EQ(hangpy::coreanalyze::host_pid_of(back, 7), std::nullopt);
+  EXPECT_EQ(hangpy::targets::host_pid_of(back, 6), 23128);
+  EXPECT_EQ(hangpy::targets::host_pid_of(back, 7), std::nullopt);
   bytes.resize(bytes.size() - 3);  // cut short: the last record is dropped
-  EXPECT_EQ(hangpy::coreanalyze::decode_namespace_pids(bytes).size(), 1u);
-  auto zero = hangpy::coreanalyze::encode_namespace_pids({{0, 5}, {-1, 2}});
-  EXPECT_TRUE(hangpy::coreanalyze::decode_namespace_pids(zero).empty());
+  EXPECT_EQ(hangpy::targets::decode_namespace_pids(bytes).size(), 1u);
+  auto zero = hangpy::targets::encode_namespace_pids({{0, 5}, {-1, 2}});
+  EXPECT_TRUE(hangpy::targets::decode_namespace_pids(zero).empty());
 }
 
 TEST(Containers, DescribedWithNameAndPidInside) {

@@ -33,7 +33,7 @@ extern "C" {
 char hangpy_test_core_marker[64] = "parent value";
 }
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 namespace fs = std::filesystem;
@@ -615,4 +615,4 @@ TEST(CoreFileErrors, NotACoreIsInvalidInput) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

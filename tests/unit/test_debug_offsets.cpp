@@ -47,9 +47,9 @@ class DebugOffsetsOf313 : public ::testing::Test {
     core_ = std::filesystem::temp_directory_path() / "hangpy-test-313.core";
     std::string command = "zstd -q -d -f '" + source.string() + "' -o '" + core_.string() + "'";
     if (std::system(command.c_str()) != 0) GTEST_SKIP() << "zstd failed";
-    coreanalyze::CoreOptions options;
+    targets::CoreOptions options;
     options.core_path = core_.string();
-    auto target = coreanalyze::CoreTarget::open(options);
+    auto target = targets::CoreTarget::open(options);
     ASSERT_TRUE(target) << target.error().describe();
     target_ = std::move(*target);
     auto runtime = target_->find_symbol("_PyRuntime");
@@ -61,7 +61,7 @@ class DebugOffsetsOf313 : public ::testing::Test {
   }
 
   std::filesystem::path core_;
-  std::unique_ptr<coreanalyze::CoreTarget> target_;
+  std::unique_ptr<targets::CoreTarget> target_;
   uint64_t runtime_ = 0;
 };
 
@@ -113,9 +113,9 @@ TEST(DebugOffsetsOfTheCorpus, EveryCompiledTableAgreesWithItsRealProcesses) {
     if (!std::filesystem::exists(source)) continue;
     std::string command = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
-    coreanalyze::CoreOptions options;
+    targets::CoreOptions options;
     options.core_path = core.string();
-    auto target = coreanalyze::CoreTarget::open(options);
+    auto target = targets::CoreTarget::open(options);
     ASSERT_TRUE(target) << source << ": " << target.error().describe();
     auto runtime = (*target)->find_symbol("_PyRuntime");
     if (!runtime) continue;  // 2.7 and 3.6 have no _PyRuntime

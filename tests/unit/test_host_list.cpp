@@ -3,7 +3,7 @@
 
 #include "jobs/host_list.h"
 
-using hangpy::coreanalyze::expand_host_list;
+using hangpy::jobs::expand_host_list;
 using Hosts = std::vector<std::string>;
 
 TEST(HostList, RangesCommasPaddingAndProducts) {

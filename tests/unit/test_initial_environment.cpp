@@ -15,7 +15,7 @@
 
 #include "targets/initial_environment.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 // This process's memory, read through process_vm_readv so that an unmapped address is an error.
@@ -103,4 +103,4 @@ TEST(InitialEnvironment, NothingWithoutAnAuxv) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

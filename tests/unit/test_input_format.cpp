@@ -7,7 +7,7 @@
 
 #include "inputs/input_format.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::inputs {
 namespace {
 
 InputFormat format_of(std::vector<unsigned> bytes) {
@@ -65,4 +65,4 @@ TEST(InputFormat, TellsAbrtDirectoriesByTheirItems) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::inputs

@@ -15,7 +15,7 @@
 #include "targets/core_file.h"
 #include "targets/core_target.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 using cpython::Machine;
@@ -119,4 +119,4 @@ TEST_F(Aarch64Snapshot, ThreadsAndTheirCalls) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

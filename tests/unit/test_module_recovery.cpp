@@ -11,7 +11,7 @@
 #include "targets/module_recovery.h"
 #include "memory_image.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr uint64_t kPage = 4096;
@@ -154,4 +154,4 @@ TEST_F(ModuleRecoveryTest, ImplausibleHeadersAreNoModules) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

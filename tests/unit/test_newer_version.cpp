@@ -26,9 +26,9 @@ TEST(NewerThanEveryTable, DebugOffsetsOverAnOlderTableReadThe315Process) {
   std::string command = "zstd -q -d -f '" + (corpus / "deadlock.core.zst").string() + "' -o '" +
                         core.string() + "'";
   if (std::system(command.c_str()) != 0) GTEST_SKIP() << "zstd failed";
-  coreanalyze::CoreOptions options;
+  targets::CoreOptions options;
   options.core_path = core.string();
-  auto target = coreanalyze::CoreTarget::open(options);
+  auto target = targets::CoreTarget::open(options);
   std::filesystem::remove(core);  // the core is mapped: its pages stay readable
   ASSERT_TRUE(target) << target.error().describe();
 

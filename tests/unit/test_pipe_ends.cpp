@@ -10,10 +10,10 @@
 
 #include "targets/pipe_ends.h"
 
-using hangpy::coreanalyze::decode_pipe_ends;
-using hangpy::coreanalyze::encode_pipe_ends;
-using hangpy::coreanalyze::kMaxPipeEnds;
-using hangpy::coreanalyze::live_pipe_ends;
+using hangpy::targets::decode_pipe_ends;
+using hangpy::targets::encode_pipe_ends;
+using hangpy::targets::kMaxPipeEnds;
+using hangpy::targets::live_pipe_ends;
 using hangpy::cpython::PipeEnd;
 
 TEST(PipeEnds, ThisProcessListsBothEndsOfItsPipe) {

@@ -3,7 +3,7 @@
 
 #include "targets/proc_maps.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 TEST(ProcMaps, KeepsFileBackedLinesOnly) {
@@ -42,4 +42,4 @@ TEST(ProcMaps, SkipsLinesThatDoNotParse) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -10,7 +10,7 @@
 
 #include "targets/process_identity.h"
 
-using namespace hangpy::coreanalyze;
+using namespace hangpy::targets;
 
 namespace {
 

@@ -156,7 +156,7 @@ TEST(ProcessRole, FromStacksBeforeTheInheritedEnvironment) {
 }  // namespace
 }  // namespace hangpy::report
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 constexpr uint64_t kStackLow = 0x7ffc00000000;
@@ -280,4 +280,4 @@ TEST(EnvironmentArray, ReadsKeptEntriesAndStopsAtItsBound) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -11,7 +11,7 @@
 
 #include "jobs/process_table.h"
 
-namespace hangpy::coreanalyze {
+namespace hangpy::jobs {
 namespace {
 
 ProcessEntry entry(int pid, int ppid, std::vector<std::string> argv, char state = 'S') {
@@ -120,4 +120,4 @@ TEST(ProcessTable, LabelsAndSlurmJobFromTheInitialEnvironment) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::jobs

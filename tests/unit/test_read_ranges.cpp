@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
 namespace {
 
 std::vector<std::byte> filled(size_t size) { return std::vector<std::byte>(size, std::byte{0xAA}); }
@@ -69,4 +69,4 @@ TEST(ReadRanges, ARangeAtTheTopOfTheAddressSpaceSaturates) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

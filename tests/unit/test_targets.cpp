@@ -22,7 +22,8 @@
 
 extern "C" __attribute__((noinline, used)) int hangpy_target_test_marker() { return 42; }
 
-namespace hangpy::coreanalyze {
+namespace hangpy::targets {
+using namespace ::hangpy::inputs;
 namespace {
 
 const std::filesystem::path kExamples = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / ".." / "examples";
@@ -110,4 +111,4 @@ TEST(LiveTargetInterface, AChildBlockedInReadIsReadThroughTheInterface) {
 }
 
 }  // namespace
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets
