@@ -351,16 +351,26 @@ def hangs_later_case(results, coreanalyze, workdir):
         program.kill()
 
 
-def torchrun_case(results, coreanalyze, workdir):
-    torchrun = shutil.which("torchrun")
+def torch_job(results, workdir, name, ranks, odd, timeout=None):
+    """watch_torch_job.py under torchrun, its odd rank hanging (with a process-group timeout, when
+    given); None, reported as skipped, without python3-torch."""
     reason = torch_missing_reason()
     if reason:
-        results.report("SKIP", "torchrun 4 ranks: " + reason)
-        return
-    ranks, odd = 4, 3
-    argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "torchrun-logs")) + [
+        results.report("SKIP", "%s: %s" % (name, reason))
+        return None
+    argv = test_collect.torchrun_argv(shutil.which("torchrun"), ranks, os.path.join(workdir, name + "-logs")) + [
         os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd), "hang"]
-    program = Program(argv, workdir, "torchrun", test_collect.torch_environment())
+    environment = test_collect.torch_environment()
+    if timeout is not None:
+        environment = dict(environment, HANG_TIMEOUT_SECONDS=str(timeout))
+    return Program(argv, workdir, name, environment)
+
+
+def torchrun_case(results, coreanalyze, workdir):
+    ranks, odd = 4, 3
+    program = torch_job(results, workdir, "torchrun", ranks, odd)
+    if program is None:
+        return
     try:
         program.wait_for("rank*.started", timeout=240)
         out_dir = os.path.join(workdir, "torchrun-watch")
@@ -395,16 +405,10 @@ def torchrun_case(results, coreanalyze, workdir):
 
 
 def kill_window_case(results, coreanalyze, workdir):
-    torchrun = shutil.which("torchrun")
-    reason = torch_missing_reason()
-    if reason:
-        results.report("SKIP", "kill window: " + reason)
-        return
     ranks, odd, timeout = 4, 3, 20.0
-    argv = test_collect.torchrun_argv(torchrun, ranks, os.path.join(workdir, "kill-logs")) + [
-        os.path.join(PROGRAMS, "watch_torch_job.py"), str(odd), "hang"]
-    environment = dict(test_collect.torch_environment(), HANG_TIMEOUT_SECONDS=str(timeout))
-    program = Program(argv, workdir, "kill-window", environment)
+    program = torch_job(results, workdir, "kill-window", ranks, odd, timeout)
+    if program is None:
+        return
     try:
         program.wait_for("rank*.started", timeout=240)
         out_dir = os.path.join(workdir, "kill-watch")
