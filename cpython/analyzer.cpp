@@ -290,6 +290,12 @@ void name_threads(const AddressSpace& memory, const Layout& layout,
       if (thread.interpreter != interpreter) continue;
       if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
     }
+    // A program that never imported threading has no thread objects, and its one thread no name
+    // in memory; Python calls it MainThread all the same (threading names it so once imported).
+    // Only a process's one thread state is surely its main thread: with more, the main thread
+    // may have ended, and a thread _thread started goes unnamed.
+    if (names.empty() && own.size() == 1 && interpreters.size() == 1)
+      for (PythonThread& thread : threads) thread.name = "MainThread";
   }
 }
 

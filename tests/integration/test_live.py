@@ -407,6 +407,25 @@ def stop_time_case(coreanalyze, interpreter, workdir):
     return label, problems
 
 
+def unthreaded_case(coreanalyze, interpreter):
+    """A program that never imported threading: its one thread is MainThread, as Python calls it,
+    though no thread object names it."""
+    program = subprocess.Popen([interpreter.executable, "-S", os.path.join(cores.PROGRAMS, "unthreaded.py")],
+                               stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        loaded = program.stdout.readline().decode().strip()
+        if loaded != "False":
+            return ["the program has threading loaded (%r): nothing to check" % loaded]
+        code, out, err = run(coreanalyze, [program.pid], ["--json"])
+        if code != 0:
+            return ["exit %d: %s" % (code, err[-300:])]
+        names = [thread.get("name") for thread in json.loads(out).get("threads", [])]
+        return [] if names == ["MainThread"] else ["thread names %r, want ['MainThread']" % names]
+    finally:
+        program.kill()
+        program.wait()
+
+
 def main():
     args = interpreters.driver_arguments(__doc__)
     results = Results()
@@ -424,6 +443,11 @@ def main():
                     results.check("%s deadlock --pid %s" % (name, label), problems)
             except (cores.CoreError, subprocess.TimeoutExpired) as error:
                 results.check("%s deadlock --pid" % name, [str(error)])
+        for name, interpreter in installed:
+            if interpreter.root or interpreter.emulator:
+                continue  # the host's interpreters: the chroots' run the same code
+            results.check("%s a program that never imported threading: its thread is MainThread" % name,
+                          unthreaded_case(args.coreanalyze, interpreter))
         for name, interpreter in installed:
             if name not in test_native.NAMES:
                 continue
