@@ -5,12 +5,15 @@ tree is checked against the tree.
 - README.md stays within 250 lines: reference material belongs in docs/;
 - the number of packages the demo installs, as README.md and install-deps' own usage text state
   it, is the number of entries of install-deps' `build` list;
+- the size README.md gives the bundled example core (whole, and compressed) is its size;
 - every relative link of README.md names a file of the repository.
 
 Exit status: 0 passed, 1 failed.
 """
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -49,6 +52,17 @@ def main():
         elif count and int(found.group(1)) != count:
             problems.append("%s says %s packages; the build list has %d" % (where, found.group(1), count))
     results.check("the demo's package count, as stated, is the build list's (%s)" % count, problems)
+
+    found = re.search(r"snapshot core of (\d+) KB in (\d+) KB of zstd", readme)
+    example = os.path.join(TOP, "examples", "deadlock.core.zst")
+    problems = [] if found else ["README.md no longer gives the example core's size"]
+    if found and abs(os.path.getsize(example) / 1024 - int(found.group(2))) > 1:
+        problems.append("compressed: README says %s KB, the file has %.1f" % (found.group(2), os.path.getsize(example) / 1024))
+    if found and shutil.which("zstd"):
+        whole = len(subprocess.run(["zstd", "-dc", example], stdout=subprocess.PIPE, check=True).stdout) / 1024
+        if abs(whole - int(found.group(1))) > whole * 0.05:
+            problems.append("whole: README says %s KB, the core is %.0f" % (found.group(1), whole))
+    results.check("the example core's size, as README.md gives it", problems)
 
     missing = []
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme):
