@@ -165,8 +165,8 @@ int collect_via(const CollectOptions& options, const std::string& self) {
   if (refused > 0) say(fmt::format("{} file name(s) in the container's result directory left there: not names the collector writes", refused));
   run_child({inside(prefix, {"rm", "-rf", dir}), std::nullopt, true}, kStepLimit);
   say(fmt::format("{} file(s) copied back into {}", copied, node_dir.string()));
-  if (copied == 0) return collected.exit_code != 0 && collected.exit_code != kExitSuccess ? collected.exit_code
-                                                                                         : kExitBadInput;
+  // Nothing back: the collection's own failure, or no result at all.
+  if (copied == 0 && collected.exit_code == kExitSuccess) return kExitBadInput;
   return collected.exit_code;
 }
 

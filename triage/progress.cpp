@@ -224,29 +224,30 @@ ProcessMotion compare_looks(const ProcessRecord& before, const ProcessRecord& af
 void note_moving_children(const std::vector<const ProcessRecord*>& processes,
                           const std::vector<ProcessMotion*>& motions) {
   const size_t count = std::min(processes.size(), motions.size());
-  auto working = [&](size_t index) {
-    const ProcessMotion* motion = motions[index];
-    return motion != nullptr && (motion->motion == Motion::kMoved || motion->motion == Motion::kBusy ||
-                                 !motion->moving_children.empty());
-  };
-  // A grandparent (torchrun's agent over a worker's DataLoader workers) waits for its children,
-  // which wait for theirs: passes until nothing changes, at most a tree's depth.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t parent = 0; parent < count; ++parent) {
-      ProcessMotion* motion = motions[parent];
-      if (motion == nullptr || motion->motion != Motion::kStill || !processes[parent]->labels.pid) continue;
-      for (size_t child = 0; child < count; ++child) {
-        const ProcessRecord& record = *processes[child];
-        if (child == parent || record.labels.ppid != processes[parent]->labels.pid ||
-            record.labels.host != processes[parent]->labels.host || !record.labels.pid || !working(child))
-          continue;
-        auto& known = motion->moving_children;
-        if (std::find(known.begin(), known.end(), *record.labels.pid) != known.end()) continue;
-        known.push_back(*record.labels.pid);
-        changed = true;
-      }
-    }
+  // Each process by host and PID, so that a child finds its parent at once: a job of 10,000 ranks
+  // is compared this way too (diff, --again-after).
+  std::map<std::pair<std::string, int64_t>, size_t> by_pid;
+  for (size_t index = 0; index < count; ++index)
+    if (processes[index]->labels.pid)
+      by_pid.emplace(std::pair(processes[index]->labels.host.value_or(""), *processes[index]->labels.pid), index);
+  // From every process that works, up its parents: a grandparent (torchrun's agent over a worker
+  // with DataLoader workers) waits for a child that waits for moving children of its own.
+  std::vector<size_t> working;
+  for (size_t index = 0; index < count; ++index)
+    if (motions[index] != nullptr && (motions[index]->motion == Motion::kMoved || motions[index]->motion == Motion::kBusy))
+      working.push_back(index);
+  while (!working.empty()) {
+    const ProcessRecord& child = *processes[working.back()];
+    working.pop_back();
+    if (!child.labels.pid || !child.labels.ppid) continue;
+    auto parent = by_pid.find(std::pair(child.labels.host.value_or(""), *child.labels.ppid));
+    if (parent == by_pid.end()) continue;
+    ProcessMotion* motion = motions[parent->second];
+    if (motion == nullptr || motion->motion != Motion::kStill) continue;
+    auto& known = motion->moving_children;
+    if (std::find(known.begin(), known.end(), *child.labels.pid) != known.end()) continue;
+    if (known.empty()) working.push_back(parent->second);  // it now waits for moving children
+    known.push_back(*child.labels.pid);
   }
 }
 

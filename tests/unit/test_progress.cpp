@@ -189,3 +189,20 @@ TEST(Progress, RunnableOnACrowdedCpuIsBusy) {
   first.threads[0].run_state = second.threads[0].run_state = 'R';
   EXPECT_EQ(compare_looks(first, second).motion, Motion::kBusy);
 }
+
+// A parent still while its child moves waits for moving children, and so does the grandparent
+// over it (torchrun's agent over a rank whose DataLoader workers move); a stranger does not.
+TEST(Progress, ParentsOfMovingChildrenWait) {
+  auto process = [](int64_t pid, int64_t ppid) {
+    json document = {{"process", {{"pid", pid}, {"ppid", ppid}, {"host", "node1"}}}, {"threads", json::array()}};
+    return records_from_json(document, "test")->front();
+  };
+  const ProcessRecord agent = process(10, 1), rank = process(11, 10), worker = process(12, 11), other = process(13, 1);
+  ProcessMotion still_agent, still_rank, moving_worker, still_other;
+  moving_worker.motion = Motion::kMoved;
+  note_moving_children({&worker, &other, &rank, &agent}, {&moving_worker, &still_other, &still_rank, &still_agent});
+  EXPECT_EQ(still_rank.moving_children, std::vector<int64_t>{12});
+  EXPECT_EQ(still_agent.moving_children, std::vector<int64_t>{11});
+  EXPECT_TRUE(still_other.moving_children.empty());
+  EXPECT_TRUE(moving_worker.moving_children.empty());
+}
