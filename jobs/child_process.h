@@ -5,11 +5,19 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hangpy::jobs {
 
 struct ChildCommand {
+  // A constructor, not an aggregate: most callers name only the first fields, and CI's
+  // -Werror=missing-field-initializers refuses a brace list that leaves the rest out.
+  ChildCommand(std::vector<std::string> argv_in, std::optional<std::string> stdout_in = std::nullopt,
+               bool capture_in = false, std::optional<std::string> stdin_in = std::nullopt)
+      : argv(std::move(argv_in)), stdout_path(std::move(stdout_in)), capture(capture_in),
+        stdin_path(std::move(stdin_in)) {}
+
   std::vector<std::string> argv;           // argv[0] is looked up in PATH
   std::optional<std::string> stdout_path;  // stdout into this file (created, truncated)
   bool capture = false;  // stderr (and stdout when no stdout_path) kept in the result, not shown
