@@ -1,7 +1,8 @@
 // libFuzzer target: coreanalyze triage's reading of --json documents from other machines
 // (triage/process_record.h) and everything it makes of them: the merge, the verdict, the text,
-// the HTML page and the triage's own JSON. Strings are cut as they are parsed: no string the
-// triage keeps is longer than kMaxTriageString and its "...".
+// the HTML page and the triage's own JSON. The document is parsed in place as triage parses it
+// (RapidJSON, iteratively: no nesting depth reaches the stack); no string the triage keeps is
+// longer than kMaxTriageString and its "...".
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,9 +17,8 @@ using namespace hangpy;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t cut = 0;
-  nlohmann::json document = triage::parse_bounded_json(std::string(reinterpret_cast<const char*>(data), size), cut);
-  if (document.is_discarded()) return 0;
-  auto records = triage::records_from_json(document, "fuzz.json");
+  std::string text(reinterpret_cast<const char*>(data), size);
+  auto records = triage::records_from_text(text, "fuzz.json", cut);
   if (!records) return 0;
   for (const triage::ProcessRecord& record : *records)
     for (const triage::ThreadRecord& thread : record.threads)

@@ -1,6 +1,7 @@
 #include "triage/labels.h"
 
 #include "base/printable.h"
+#include "triage/json_view.h"
 
 #include <fmt/format.h>
 
@@ -20,58 +21,42 @@ constexpr const char* kPid = "pid";
 // "ppid" from the labels helper; "parent_pid" is what the core's NT_PRPSINFO gives.
 constexpr const char* kPpidNames[] = {"ppid", "parent_pid"};
 
-const nlohmann::json* field(const nlohmann::json& process, const char* name) {
-  if (!process.is_object()) return nullptr;
-  auto labels = process.find("labels");
-  if (labels != process.end() && labels->is_object()) {
-    auto found = labels->find(name);
-    if (found != labels->end() && !found->is_null()) return &*found;
-  }
-  auto found = process.find(name);
-  if (found != process.end() && !found->is_null()) return &*found;
-  return nullptr;
+JsonView field(JsonView process, const char* name) {
+  if (JsonView found = process["labels"][name]; found.present()) return found;
+  return process[name];
 }
 
-std::optional<int64_t> integer_field(const nlohmann::json& process, const char* name) {
-  const nlohmann::json* value = field(process, name);
-  if (value == nullptr) return std::nullopt;
-  if (value->is_number_integer()) return value->get<int64_t>();
+std::optional<int64_t> integer_field(JsonView process, const char* name) {
+  JsonView value = field(process, name);
+  if (auto number = value.integer()) return number;
   // Environment variables are text: a label copied as a string still counts when it is a number.
-  if (value->is_string()) {
-    const std::string& text = value->get_ref<const std::string&>();
-    if (text.empty() || text.size() > 18) return std::nullopt;
-    int64_t number = 0;
-    for (char c : text) {
-      if (c < '0' || c > '9') return std::nullopt;
-      number = number * 10 + (c - '0');
-    }
-    return number;
+  std::string_view text = value.raw();
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    number = number * 10 + (c - '0');
   }
-  return std::nullopt;
+  return number;
 }
 
-std::optional<std::string> string_field(const nlohmann::json& process, const char* name) {
-  const nlohmann::json* value = field(process, name);
-  if (value == nullptr || !value->is_string() || value->get_ref<const std::string&>().empty())
-    return std::nullopt;
-  return value->get<std::string>();
+std::optional<std::string> string_field(JsonView process, const char* name) {
+  auto text = field(process, name).string();
+  if (!text || text->empty()) return std::nullopt;
+  return text;
 }
 
 }  // namespace
 
-ProcessLabels labels_from_json(const nlohmann::json& process) {
+ProcessLabels labels_from_view(JsonView process) {
   ProcessLabels labels;
   labels.pid = integer_field(process, kPid);
   for (const char* name : kPpidNames) {
     if (!labels.ppid) labels.ppid = integer_field(process, name);
   }
   labels.host = string_field(process, kHost);
-  if (auto container = process.find("container"); container != process.end() && container->is_object()) {
-    auto text = [&](const char* name) {
-      auto found = container->find(name);
-      return found != container->end() && found->is_string() ? found->get<std::string>() : std::string();
-    };
-    const std::string runtime = text("runtime"), id = text("id"), name = text("name");
+  if (JsonView container = process["container"]; container.is_object()) {
+    const std::string runtime = container.text("runtime"), id = container.text("id"), name = container.text("name");
     // Its name where the runtime's records gave one: what the user started it as.
     const std::string which = name.empty() ? id.substr(0, 12) : printable(name, 64);
     labels.container = runtime.empty() ? std::string("a container")
@@ -85,6 +70,13 @@ ProcessLabels labels_from_json(const nlohmann::json& process) {
   labels.dataloader_worker_id = integer_field(process, "dataloader_worker_id");
   labels.spawn_nprocs = integer_field(process, "spawn_nprocs");
   return labels;
+}
+
+ProcessLabels labels_from_json(const nlohmann::json& process) {
+  std::string text = process.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  rapidjson::Document document;
+  if (!parse_in_place(text, document)) return {};
+  return labels_from_view(JsonView(&document, nullptr));
 }
 
 std::optional<int64_t> rank_of(const ProcessLabels& labels) {

@@ -28,6 +28,8 @@ struct ProcessLabels {
 // Reads the labels of a document's "process" object. Each field is looked up under
 // process.labels first and then on process itself; a missing, null or mistyped field is absent.
 ProcessLabels labels_from_json(const nlohmann::json& process);
+class JsonView;
+ProcessLabels labels_from_view(JsonView process);  // the same, over a triage/json_view.h view
 
 // The rank a process is named by in rank sets: RANK, else SLURM_PROCID (srun starts one task per
 // rank); absent when neither is known, and the process goes by its input position.

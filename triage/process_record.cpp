@@ -3,6 +3,8 @@
 #include <charconv>
 #include <map>
 
+#include "triage/json_view.h"
+
 #include <fmt/format.h>
 
 namespace hangpy::triage {
@@ -11,177 +13,157 @@ namespace {
 // A document from elsewhere may list any number of pids: a pipe's holders are a few processes.
 constexpr size_t kMaxOtherEndPids = 64;
 constexpr size_t kMaxPipeEnds = 1024;  // as many as a snapshot's note keeps
+// The parser's stack holds the values of the arrays and objects still open: a rank's document
+// needs tens of KB; starting there spares the reallocations of growing from 1 KB.
+constexpr size_t kParseStackBytes = 64 << 10;
 
-// Reads of documents that came from other machines: any field may be missing or of another type,
-// and neither may stop the triage of the rest.
-std::string text_of(const nlohmann::json& object, const char* name) {
-  auto found = object.find(name);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
-std::optional<int64_t> integer_of(const nlohmann::json& object, const char* name) {
-  auto found = object.find(name);
-  if (found == object.end() || !found->is_number_integer()) return std::nullopt;
-  return found->get<int64_t>();
-}
-
-Frame python_frame(const nlohmann::json& frame) {
+// Reads of documents that came from other machines: any field may be missing or of another type
+// (JsonView answers "absent"), and neither may stop the triage of the rest.
+Frame python_frame(JsonView frame) {
   Frame result;
   result.kind = Frame::Kind::kPython;
-  result.function = text_of(frame, "qualname");
-  if (result.function.empty()) result.function = text_of(frame, "function");
-  result.file = text_of(frame, "file");
-  if (auto line = integer_of(frame, "line")) result.line = static_cast<int>(*line);
-  if (auto repeated = frame.find("repeated"); repeated != frame.end() && repeated->is_number_unsigned())
-    result.repeated = repeated->get<uint64_t>();
+  result.function = frame.text("qualname");
+  if (result.function.empty()) result.function = frame.text("function");
+  result.file = frame.text("file");
+  if (auto line = frame["line"].integer()) result.line = static_cast<int>(*line);
+  if (auto repeated = frame["repeated"].unsigned_integer()) result.repeated = *repeated;
   return result;
 }
 
-Frame native_frame(const nlohmann::json& frame) {
+Frame native_frame(JsonView frame) {
   Frame result;
   result.kind = Frame::Kind::kNative;
-  result.function = text_of(frame, "demangled");
-  if (result.function.empty()) result.function = text_of(frame, "symbol");
-  result.file = text_of(frame, "module");
+  result.function = frame.text("demangled");
+  if (result.function.empty()) result.function = frame.text("symbol");
+  result.file = frame.text("module");
   // A frame without a symbol is told apart by where it is in its module.
   if (result.function.empty()) {
-    auto offset = integer_of(frame, "module_offset");
+    auto offset = frame["module_offset"].integer();
     result.function = offset ? fmt::format("??+0x{:x}", *offset) : "??";
   }
   return result;
 }
 
-std::optional<std::vector<Frame>> native_frames_of(const nlohmann::json& thread) {
-  auto stack = thread.find("native_stack");
-  if (stack == thread.end() || !stack->is_object()) return std::nullopt;
-  auto frames = stack->find("frames");
-  if (frames == stack->end() || !frames->is_array() || frames->empty()) return std::nullopt;
+std::optional<std::vector<Frame>> native_frames_of(JsonView thread) {
+  JsonView frames = thread["native_stack"]["frames"];
+  if (frames.size() == 0) return std::nullopt;
   std::vector<Frame> result;
-  for (const auto& frame : *frames) {
+  result.reserve(frames.size());
+  for (JsonView frame : frames) {
     if (!frame.is_object()) continue;
-    result.push_back(text_of(frame, "kind") == "python" ? python_frame(frame) : native_frame(frame));
+    result.push_back(frame["kind"].raw() == "python" ? python_frame(frame) : native_frame(frame));
   }
   return result;
 }
 
 // "0x7f12..." as a number; nullopt for anything else.
-std::optional<uint64_t> address_of(const nlohmann::json& value) {
-  if (!value.is_string()) return std::nullopt;
-  const std::string& text = value.get_ref<const std::string&>();
-  if (!text.starts_with("0x")) return std::nullopt;
+std::optional<uint64_t> address_of(JsonView value) {
+  std::string_view text = value.raw();
+  if (!text.starts_with("0x") || text.size() == 2) return std::nullopt;
   uint64_t result = 0;
   const char* end = text.data() + text.size();
   auto [stop, error] = std::from_chars(text.data() + 2, end, result, 16);
-  if (error != std::errc() || stop != end || text.size() == 2) return std::nullopt;
+  if (error != std::errc() || stop != end) return std::nullopt;
   return result;
 }
 
-ThreadRecord thread_record(const nlohmann::json& thread, std::optional<int64_t> pid) {
+void add_blocked_on(JsonView blocked, ThreadRecord& record) {
+  std::string kind = blocked.text("kind");
+  std::string description = blocked.text("description");
+  if (!kind.empty()) record.blocked_kind = std::move(kind);
+  if (!description.empty()) record.blocked_description = std::move(description);
+  if (JsonView object = blocked["object"]; object.present()) record.blocked_object = address_of(object);
+  record.holder_gone = blocked["holder_gone"].is_true();
+  record.owner_ident = blocked["owner_thread_id"].integer();
+  record.child_pid = blocked["child_pid"].integer();
+  record.blocked_fd = blocked["fd"].integer();
+  for (JsonView fd : blocked["child_pipe_fds"]) {
+    if (record.child_pipe_fds.size() >= 2) break;
+    if (auto number = fd.integer()) record.child_pipe_fds.push_back(*number);
+  }
+  for (JsonView other : blocked["other_end_pids"]) {
+    if (record.other_end_pids.size() >= kMaxOtherEndPids) break;
+    if (auto number = other.integer()) record.other_end_pids.push_back(*number);
+  }
+}
+
+ThreadRecord thread_record(JsonView thread, std::optional<int64_t> pid) {
   ThreadRecord record;
-  record.native_thread_id = integer_of(thread, "native_thread_id");
-  record.thread_id = integer_of(thread, "thread_id");
-  if (auto name = thread.find("name"); name != thread.end() && name->is_string())
-    record.name = name->get<std::string>();
-  if (auto frames = thread.find("frames"); frames != thread.end() && frames->is_array()) {
+  record.native_thread_id = thread["native_thread_id"].integer();
+  record.thread_id = thread["thread_id"].integer();
+  record.name = thread["name"].string();
+  JsonView frames = thread["frames"];
+  if (frames.is_array()) {
     bool any_locals = false;
     std::vector<std::vector<std::pair<std::string, std::string>>> locals;
-    for (const auto& frame : *frames) {
+    record.python_frames.reserve(frames.size());
+    for (JsonView frame : frames) {
       if (!frame.is_object()) continue;
       record.python_frames.push_back(python_frame(frame));
       locals.emplace_back();
-      auto variables = frame.find("locals");
-      if (variables == frame.end() || !variables->is_array()) continue;
+      JsonView variables = frame["locals"];
+      if (!variables.is_array()) continue;
       any_locals = true;
-      for (const auto& variable : *variables) {
-        if (!variable.is_object()) continue;
-        auto name = variable.find("name");
-        auto repr = variable.find("repr");
-        if (name != variable.end() && name->is_string() && repr != variable.end() && repr->is_string())
-          locals.back().emplace_back(name->get<std::string>(), repr->get<std::string>());
+      for (JsonView variable : variables) {
+        auto name = variable["name"].string();
+        auto repr = variable["repr"].string();
+        if (name && repr) locals.back().emplace_back(std::move(*name), std::move(*repr));
       }
     }
     if (any_locals) record.python_locals = std::move(locals);
   }
   record.native_frames = native_frames_of(thread);
-  if (std::string error = text_of(thread, "error"); !error.empty()) record.error = std::move(error);
-  auto state = thread.find("state");
-  if (state != thread.end() && state->is_object()) {
-    auto main = state->find("main_thread");
-    record.main_thread = main != state->end() && main->is_boolean() && main->get<bool>();
-    auto idle = state->find("idle");
-    record.idle = idle != state->end() && idle->is_boolean() && idle->get<bool>();
-    if (auto held = state->find("held_locks"); held != state->end() && held->is_array()) {
-      for (const auto& lock : *held)
-        if (auto address = address_of(lock)) record.held_locks.push_back(*address);
-    }
+  if (std::string error = thread.text("error"); !error.empty()) record.error = std::move(error);
+  JsonView state = thread["state"];
+  if (state.is_object()) {
+    record.main_thread = state["main_thread"].is_true();
+    record.idle = state["idle"].is_true();
+    for (JsonView lock : state["held_locks"])
+      if (auto address = address_of(lock)) record.held_locks.push_back(*address);
   } else {
     record.main_thread = pid && record.native_thread_id == pid;
   }
-  auto blocked = thread.find("blocked_on");
-  if (blocked != thread.end() && blocked->is_object()) {
-    std::string kind = text_of(*blocked, "kind");
-    std::string description = text_of(*blocked, "description");
-    if (!kind.empty()) record.blocked_kind = kind;
-    if (!description.empty()) record.blocked_description = description;
-    if (auto object = blocked->find("object"); object != blocked->end()) record.blocked_object = address_of(*object);
-    auto gone = blocked->find("holder_gone");
-    record.holder_gone = gone != blocked->end() && gone->is_boolean() && gone->get<bool>();
-    record.owner_ident = integer_of(*blocked, "owner_thread_id");
-    if (auto child = blocked->find("child_pid"); child != blocked->end() && child->is_number_integer())
-      record.child_pid = child->get<int64_t>();
-    record.blocked_fd = integer_of(*blocked, "fd");
-    if (auto fds = blocked->find("child_pipe_fds"); fds != blocked->end() && fds->is_array()) {
-      for (const auto& fd : *fds)
-        if (fd.is_number_integer() && record.child_pipe_fds.size() < 2) record.child_pipe_fds.push_back(fd.get<int64_t>());
-    }
-    if (auto others = blocked->find("other_end_pids"); others != blocked->end() && others->is_array()) {
-      for (const auto& other : *others)
-        if (other.is_number_integer() && record.other_end_pids.size() < kMaxOtherEndPids)
-          record.other_end_pids.push_back(other.get<int64_t>());
-    }
-  }
+  if (JsonView blocked = thread["blocked_on"]; blocked.is_object()) add_blocked_on(blocked, record);
   return record;
 }
 
 // The pending tasks of the document's "asyncio" object: running ones are on their thread's
 // stack already, done ones wait for nothing. A task whose coroutine stack could not be read adds
 // nothing to compare.
-void add_asyncio_tasks(const nlohmann::json& document, ProcessRecord& record) {
-  auto asyncio = document.find("asyncio");
-  if (asyncio == document.end() || !asyncio->is_object()) return;
-  auto tasks = asyncio->find("tasks");
-  if (tasks == asyncio->end() || !tasks->is_array()) return;
-  for (const auto& task : *tasks) {
-    if (!task.is_object() || text_of(task, "state") != "pending") continue;
-    auto stack = task.find("coroutine_stack");
-    if (stack == task.end() || !stack->is_array() || stack->empty()) continue;
+void add_asyncio_tasks(JsonView document, ProcessRecord& record) {
+  JsonView asyncio = document["asyncio"];
+  JsonView tasks = asyncio["tasks"];
+  if (!tasks.is_array()) return;
+  for (JsonView task : tasks) {
+    if (task["state"].raw() != "pending") continue;
+    JsonView stack = task["coroutine_stack"];
+    if (stack.size() == 0) continue;
     ThreadRecord record_of_task;
     record_of_task.asyncio_task = true;
-    std::string name = text_of(task, "name");
+    std::string name = task.text("name");
     if (!name.empty()) record_of_task.name = name;
-    for (auto frame = stack->rbegin(); frame != stack->rend(); ++frame)  // innermost first there
-      if (frame->is_object()) record_of_task.python_frames.push_back(python_frame(*frame));
+    for (size_t i = stack.size(); i-- > 0;)  // innermost first there
+      if (stack.at(i).is_object()) record_of_task.python_frames.push_back(python_frame(stack.at(i)));
     if (record_of_task.python_frames.empty()) continue;
-    auto awaits = task.find("awaits");
-    if (awaits != task.end() && awaits->is_object()) {
-      std::string kind = text_of(*awaits, "kind");
-      std::string detail = text_of(*awaits, "detail");
+    if (JsonView awaits = task["awaits"]; awaits.is_object()) {
+      std::string kind = awaits.text("kind");
+      std::string detail = awaits.text("detail");
       if (!kind.empty()) record_of_task.blocked_kind = kind;
       if (!detail.empty()) record_of_task.blocked_description = detail;
     }
     record.threads.push_back(std::move(record_of_task));
   }
   // Tasks awaiting each other in a ring: a deadlock of the process, like threads' lock cycles.
-  auto cycles = asyncio->find("cycles");
-  if (cycles == asyncio->end() || !cycles->is_array()) return;
+  JsonView cycles = asyncio["cycles"];
+  if (!cycles.is_array()) return;
   std::map<std::string, std::string> names;  // address -> name
-  for (const auto& task : *tasks)
-    if (task.is_object()) names[text_of(task, "address")] = text_of(task, "name");
-  for (const auto& cycle : *cycles) {
-    if (!cycle.is_array() || cycle.empty()) continue;
+  for (JsonView task : tasks)
+    if (task.is_object()) names[task.text("address")] = task.text("name");
+  for (JsonView cycle : cycles) {
+    if (cycle.size() == 0) continue;
     std::vector<std::string> members;
-    for (const auto& address : cycle) {
-      std::string text = address.is_string() ? address.get<std::string>() : std::string("?");
+    for (JsonView address : cycle) {
+      std::string text = address.string().value_or("?");
       auto found = names.find(text);
       members.push_back(found != names.end() && !found->second.empty() ? found->second : text);
     }
@@ -191,82 +173,68 @@ void add_asyncio_tasks(const nlohmann::json& document, ProcessRecord& record) {
 }
 
 // The document's "look": when it was taken, each thread's CPU time and I/O bytes by then.
-void add_look(const nlohmann::json& document, ProcessRecord& record) {
-  auto look = document.find("look");
-  if (look == document.end() || !look->is_object()) return;
-  if (auto at = look->find("unix_time"); at != look->end() && at->is_number()) record.taken_at = at->get<double>();
-  auto threads = look->find("threads");
-  if (threads == look->end() || !threads->is_array()) return;
-  for (const auto& entry : *threads) {
-    if (!entry.is_object()) continue;
-    const std::optional<int64_t> id = integer_of(entry, "native_thread_id");
+void add_look(JsonView document, ProcessRecord& record) {
+  JsonView look = document["look"];
+  if (!look.is_object()) return;
+  record.taken_at = look["unix_time"].number();
+  for (JsonView entry : look["threads"]) {
+    const std::optional<int64_t> id = entry["native_thread_id"].integer();
+    if (!id) continue;
     for (ThreadRecord& thread : record.threads) {
-      if (thread.asyncio_task || !id || thread.native_thread_id != id) continue;
-      if (auto cpu = entry.find("cpu_seconds"); cpu != entry.end() && cpu->is_number())
-        thread.cpu_seconds = cpu->get<double>();
-      if (auto io = entry.find("io_bytes"); io != entry.end() && io->is_number_unsigned())
-        thread.io_bytes = io->get<uint64_t>();
-      if (auto delay = entry.find("run_delay_seconds"); delay != entry.end() && delay->is_number())
-        thread.run_delay_seconds = delay->get<double>();
-      if (auto state = entry.find("state"); state != entry.end() && state->is_string() && state->get<std::string>().size() == 1)
-        thread.run_state = state->get<std::string>()[0];
+      if (thread.asyncio_task || thread.native_thread_id != id) continue;
+      if (auto cpu = entry["cpu_seconds"].number()) thread.cpu_seconds = cpu;
+      if (auto io = entry["io_bytes"].unsigned_integer()) thread.io_bytes = io;
+      if (auto delay = entry["run_delay_seconds"].number()) thread.run_delay_seconds = delay;
+      if (std::string_view state = entry["state"].raw(); state.size() == 1) thread.run_state = state[0];
     }
   }
 }
 
-Expected<ProcessRecord> process_record(const nlohmann::json& document, const std::string& source) {
+void add_ends(JsonView process, ProcessRecord& record) {
+  for (JsonView end : process["pipe_ends"]) {
+    if (record.pipe_ends.size() >= kMaxPipeEnds) break;
+    auto fd = end["fd"].integer();
+    auto inode = end["inode"].unsigned_integer();
+    const std::string_view which = end["end"].raw();
+    if (!fd || !inode || (which != "read" && which != "write")) continue;
+    record.pipe_ends.push_back({*fd, *inode, which == "read"});
+  }
+  for (JsonView end : process["socket_ends"]) {
+    if (record.socket_ends.size() >= kMaxPipeEnds) break;
+    auto fd = end["fd"].integer();
+    std::string local = end.text("local"), remote = end.text("remote");
+    if (!fd || local.empty() || remote.empty()) continue;
+    record.socket_ends.push_back({*fd, std::move(local), std::move(remote)});
+  }
+}
+
+Expected<ProcessRecord> process_record(JsonView document, const std::string& source) {
   if (!document.is_object())
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not a coreanalyze --json document", source));
-  auto threads = document.find("threads");
-  if (threads == document.end() || !threads->is_array()) {
+  JsonView threads = document["threads"];
+  if (!threads.is_array()) {
     return make_error(ErrorKind::kInvalidInput,
                       fmt::format("{}: not a coreanalyze --json document (no \"threads\")", source));
   }
   ProcessRecord record;
   record.source = source;
-  static const nlohmann::json kNoProcess = nlohmann::json::object();
-  auto process = document.find("process");
-  const nlohmann::json& process_json =
-      process != document.end() && process->is_object() ? *process : kNoProcess;
-  record.labels = labels_from_json(process_json);
-  record.command = text_of(process_json, "command");
-  if (auto ends = process_json.find("pipe_ends"); ends != process_json.end() && ends->is_array()) {
-    for (const auto& end : *ends) {
-      if (!end.is_object() || record.pipe_ends.size() >= kMaxPipeEnds) continue;
-      auto fd = integer_of(end, "fd");
-      auto inode = end.find("inode");
-      const std::string which = text_of(end, "end");
-      if (!fd || inode == end.end() || !inode->is_number_unsigned() || (which != "read" && which != "write")) continue;
-      record.pipe_ends.push_back({*fd, inode->get<uint64_t>(), which == "read"});
-    }
-  }
-  if (auto ends = process_json.find("socket_ends"); ends != process_json.end() && ends->is_array()) {
-    for (const auto& end : *ends) {
-      if (!end.is_object() || record.socket_ends.size() >= kMaxPipeEnds) continue;
-      auto fd = integer_of(end, "fd");
-      std::string local = text_of(end, "local"), remote = text_of(end, "remote");
-      if (!fd || local.empty() || remote.empty()) continue;
-      record.socket_ends.push_back({*fd, std::move(local), std::move(remote)});
-    }
-  }
-  for (const auto& thread : *threads)
+  JsonView process = document["process"];  // an empty view (every field absent) when it is not an object
+  record.labels = labels_from_view(process);
+  record.command = process.text("command");
+  add_ends(process, record);
+  record.threads.reserve(threads.size());
+  for (JsonView thread : threads)
     if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid));
   // --native-all: the threads that run no Python, by their native stacks alone.
-  auto others = document.find("threads_without_python");
-  if (others != document.end() && others->is_array()) {
-    for (const auto& thread : *others) {
-      if (!thread.is_object() || thread.find("native_stack") == thread.end()) continue;
-      ThreadRecord native_only = thread_record(thread, record.labels.pid);
-      if (native_only.native_frames) record.threads.push_back(std::move(native_only));
-    }
+  for (JsonView thread : document["threads_without_python"]) {
+    if (!thread["native_stack"].present()) continue;
+    ThreadRecord native_only = thread_record(thread, record.labels.pid);
+    if (native_only.native_frames) record.threads.push_back(std::move(native_only));
   }
   add_look(document, record);
   add_asyncio_tasks(document, record);
-  auto deadlocks = document.find("deadlocks");
-  if (deadlocks != document.end() && deadlocks->is_array()) {
-    for (const auto& cycle : *deadlocks)
-      if (cycle.is_object()) record.deadlocks.push_back(text_of(cycle, "description"));
-  }
+  for (JsonView cycle : document["deadlocks"])
+    if (cycle.is_object()) record.deadlocks.push_back(cycle.text("description"));
   return record;
 }
 
@@ -306,21 +274,38 @@ nlohmann::json parse_bounded_json(const std::string& text, size_t& cut) {
   return nlohmann::json::parse(text, cutting_strings(cut), false);
 }
 
-Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
-                                                       const std::string& source) {
+Expected<std::vector<ProcessRecord>> records_from_text(std::string& text, const std::string& source,
+                                                       size_t& cut) {
+  // The DOM's values come from a pool whose first megabyte is this thread's, kept from one document
+  // to the next (a rank's document needs ~100 KB of values): 10,000 documents then cost no malloc,
+  // free and first-touch page faults of their own. The pool frees what it added when it goes.
+  thread_local std::vector<char> pool_memory(size_t{1} << 20);
+  rapidjson::MemoryPoolAllocator<> pool(pool_memory.data(), pool_memory.size());
+  rapidjson::Document document(&pool, kParseStackBytes);
+  if (!parse_in_place(text, document))
+    return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not valid JSON", source));
+  JsonView root(&document, &cut);
   std::vector<ProcessRecord> records;
-  if (document.is_array()) {
-    for (size_t i = 0; i < document.size(); ++i) {
-      auto record = process_record(document[i], document.size() == 1 ? source : fmt::format("{}[{}]", source, i));
+  if (root.is_array()) {
+    records.reserve(root.size());
+    for (size_t i = 0; i < root.size(); ++i) {
+      auto record = process_record(root.at(i), root.size() == 1 ? source : fmt::format("{}[{}]", source, i));
       if (!record) return std::unexpected(record.error());
       records.push_back(std::move(*record));
     }
     return records;
   }
-  auto record = process_record(document, source);
+  auto record = process_record(root, source);
   if (!record) return std::unexpected(record.error());
   records.push_back(std::move(*record));
   return records;
+}
+
+Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
+                                                       const std::string& source) {
+  std::string text = document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  size_t cut = 0;
+  return records_from_text(text, source, cut);
 }
 
 }  // namespace hangpy::triage

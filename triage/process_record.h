@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "triage/labels.h"
+#include "triage/string_limit.h"
 
 namespace hangpy::triage {
 
@@ -91,10 +92,6 @@ struct ProcessRecord {
   std::vector<SocketEndRecord> socket_ends;
 };
 
-// The longest string a triage keeps of a document: a name, a file, a description. A longer one (a
-// 100 MB thread name from a hostile core) is cut, with "..." after it.
-inline constexpr size_t kMaxTriageString = 4096;
-
 // `text` or `stream` parsed as JSON with every string value and key cut to kMaxTriageString as
 // it is parsed (the document never holds more); `cut` counts the strings cut. A discarded value
 // when it is not JSON. Every "modules" member (process.modules: the mapped files, which no triage
@@ -103,7 +100,13 @@ nlohmann::json parse_bounded_json(std::istream& stream, size_t& cut);
 nlohmann::json parse_bounded_json(const std::string& text, size_t& cut);
 
 // The processes of one document: an object (one process) or an array of them (coreanalyze
-// --json with several --pid). An error when it is neither, or a process has no "threads".
+// --json with several --pid). An error when it is not JSON, is neither, or a process has no
+// "threads". `text` is parsed in place (its bytes are rewritten; triage/json_view.h says why) and
+// every string kept is cut to kMaxTriageString; `cut` counts those cut.
+Expected<std::vector<ProcessRecord>> records_from_text(std::string& text, const std::string& source, size_t& cut);
+
+// The same from a document already parsed (tests, and callers holding one): written out and read
+// as above.
 Expected<std::vector<ProcessRecord>> records_from_json(const nlohmann::json& document,
                                                        const std::string& source);
 

@@ -399,6 +399,42 @@ TEST(TriageRecords, RejectsWhatIsNoDocument) {
   EXPECT_EQ((*two)[1].source, "pids.json[1]");
 }
 
+// Documents from other machines, read as triage reads files (in place): nesting a million deep
+// costs no stack, a string longer than kMaxTriageString is cut and counted, bytes that are not
+// UTF-8 are kept for the writers to escape, and a text that is no JSON is named as such.
+TEST(TriageRecords, HostileTextIsBoundedNotFatal) {
+  size_t cut = 0;
+  std::string deep(1'000'000, '[');
+  auto nested = records_from_text(deep, "deep.json", cut);
+  ASSERT_FALSE(nested.has_value());
+  EXPECT_NE(nested.error().describe().find("deep.json: not valid JSON"), std::string::npos);
+  std::string closed = std::string(200'000, '[') + std::string(200'000, ']');
+  EXPECT_FALSE(records_from_text(closed, "closed.json", cut).has_value());  // an array, no process
+
+  const std::string long_name(100'000, 'x');
+  std::string text = R"({"process": {"pid": 7, "labels": {"rank": "3"}}, "threads": [{"name": ")" + long_name +
+                     R"(", "native_thread_id": 7, "frames": [{"qualname": "f\u00e9", "file": "a\u0000b.py",
+                     "line": 3, "locals": [{"name": "x", "repr": ")" + std::string("\xff\xfe") + R"("}]}]}]})";
+  auto records = records_from_text(text, "long.json", cut);
+  ASSERT_TRUE(records.has_value());
+  EXPECT_EQ(cut, 1u);
+  const ThreadRecord& thread = records->front().threads.at(0);
+  EXPECT_EQ(thread.name->size(), kMaxTriageString + 3);
+  EXPECT_TRUE(thread.name->ends_with("..."));
+  EXPECT_EQ(records->front().labels.rank, 3);  // a label given as text still counts
+  EXPECT_TRUE(thread.main_thread);             // no "state": the thread whose id is the PID
+  EXPECT_EQ(thread.python_frames.at(0).function, "f\xc3\xa9");
+  EXPECT_EQ(thread.python_frames.at(0).file, std::string("a\0b.py", 6));
+  EXPECT_EQ(thread.python_locals.at(0).at(0).second, "\xff\xfe");
+  // The text report escapes what the document held.
+  Triage triage = merge(std::move(*records));
+  const std::string shown = report::format_triage(triage);
+  EXPECT_EQ(shown.find('\0'), std::string::npos);
+
+  std::string truncated = R"({"threads": [{"name": "a")";
+  EXPECT_FALSE(records_from_text(truncated, "cut.json", cut).has_value());
+}
+
 namespace {
 
 // coreanalyze --json's "asyncio" task (docs/json-schema.md): coroutine_stack innermost first.
