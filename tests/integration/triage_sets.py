@@ -27,14 +27,39 @@ def labelled(document, rank, count):
     return result
 
 
+# Stand-ins written where a copy's own values go: each document is serialised once and the copies
+# are made by replacing them (100,000 deep copies and dumps of a 30 KB document take minutes).
+_MARKS = {"pid": 1999999001, "rank": 1999999002, "local_rank": 1999999003}
+_HOST_MARK = "@@hangpy-host@@"
+
+
+def _template(document, count):
+    result = labelled(document, 0, count)
+    result["process"]["pid"] = _MARKS["pid"]
+    result["process"]["host"] = _HOST_MARK
+    result["process"]["labels"].update(rank=_MARKS["rank"], local_rank=_MARKS["local_rank"])
+    text = json.dumps(result)
+    for mark in list(_MARKS.values()) + [_HOST_MARK]:
+        if text.count(str(mark)) != 1:
+            raise ValueError("a stand-in value is in the document already: %s" % mark)
+    return text
+
+
 def write_set(majority, odd, count, odd_rank, directory):
-    """Writes rank%05d.json for each rank into `directory`; returns the paths."""
+    """Writes rank%05d.json for each rank into `directory` (the same documents labelled() would
+    give); returns the paths."""
     os.makedirs(directory, exist_ok=True)
+    templates = {False: _template(majority, count), True: _template(odd, count)}
     paths = []
     for rank in range(count):
+        text = (templates[rank == odd_rank]
+                .replace(str(_MARKS["pid"]), str(100000 + rank))
+                .replace(str(_MARKS["rank"]), str(rank))
+                .replace(str(_MARKS["local_rank"]), str(rank % RANKS_PER_NODE))
+                .replace(_HOST_MARK, "node%03d" % (rank // RANKS_PER_NODE)))
         path = os.path.join(directory, "rank%05d.json" % rank)
         with open(path, "w") as out:
-            json.dump(labelled(odd if rank == odd_rank else majority, rank, count), out)
+            out.write(text)
         paths.append(path)
     return paths
 
