@@ -72,6 +72,9 @@ po::options_description visible_options() {
       ("max-stop", po::value<std::string>()->value_name("MS"),
        "with --pid: release the process and give up when it has been stopped this long (default "
        "2000)")
+      ("no-realtime", "with --pid: keep coreanalyze at its own priority while the process is "
+       "stopped (by default it runs SCHED_FIFO then, where permitted, so that a loaded machine "
+       "does not lengthen the stop)")
       ("no-color", "never color the text output (so does a non-empty NO_COLOR variable)");
   return options;
 }
@@ -177,6 +180,7 @@ std::optional<int> parse_live_options(const po::variables_map& vm, CommandLine& 
     return kExitUsage;
   }
   line.nonblocking = vm.count("nonblocking") > 0;
+  line.realtime = vm.count("no-realtime") == 0;
   if (vm.count("max-stop")) {
     auto limit = parse_decimal<int>(vm["max-stop"].as<std::string>());
     if (!limit || *limit < 1 || *limit > 600000) {
@@ -262,8 +266,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& line) 
     return kExitSuccess;
   }
   if (vm.count("pid")) return parse_live_options(vm, line);
-  if (vm.count("nonblocking") || vm.count("max-stop")) {
-    fmt::print(stderr, "coreanalyze: --nonblocking and --max-stop go with --pid\n");
+  if (vm.count("nonblocking") || vm.count("max-stop") || vm.count("no-realtime")) {
+    fmt::print(stderr, "coreanalyze: --nonblocking, --max-stop and --no-realtime go with --pid\n");
     return kExitUsage;
   }
   if (vm.count("coredumpctl")) {

@@ -27,6 +27,7 @@ struct CommandLine {
   std::vector<int> pids;    // --pid: live processes instead of a core, analysed in turn
   bool nonblocking = false; // --nonblocking: read a live process without stopping it
   int max_stop_ms = 2000;   // --max-stop: longest a live process may be held stopped
+  bool realtime = true;     // not --no-realtime: SCHED_FIFO while a live process is stopped
   int hold_stopped_ms = 0;  // --hold-stopped (hidden, for tests): keep it stopped this long more
   std::optional<std::string> coredumpctl_match;  // --coredumpctl MATCH: the core comes from there
 };

@@ -52,7 +52,11 @@ std::optional<int> gone(int pid, const std::optional<ProcessIdentity>& identity)
 // How the process was read, for the report: how long it was held stopped.
 struct LiveRead {
   bool nonblocking = false;
-  std::optional<std::chrono::nanoseconds> stopped_for;
+  // How long the process was held stopped at each pass (from the first PTRACE_INTERRUPT to the
+  // last PTRACE_DETACH; every thread stopped is held the whole window), in order; none with
+  // --nonblocking.
+  std::vector<std::chrono::nanoseconds> stops;
+  bool realtime = false;  // the reader ran SCHED_FIFO while it held the process
   size_t stopped_threads = 0;
   size_t threads_in_syscall = 0;  // read in their system calls, never stopped
   size_t threads_left_running = 0;  // running no Python, never stopped
@@ -68,15 +72,29 @@ double milliseconds(std::chrono::nanoseconds duration) {
   return std::chrono::duration<double, std::milli>(duration).count();
 }
 
+double total_stop_ms(const LiveRead& read) {
+  std::chrono::nanoseconds total{0};
+  for (auto stop : read.stops) total += stop;
+  return milliseconds(total);
+}
+
 void add_live_facts(nlohmann::json& document, const LiveRead& read) {
   document["core"] = nullptr;
   nlohmann::json live;
   live["nonblocking"] = read.nonblocking;
-  live["stopped_ms"] = read.stopped_for ? nlohmann::json(milliseconds(*read.stopped_for)) : nullptr;
+  // Every pass's stop: the process was held that long in all, and the longest at once.
+  live["stopped_ms"] = read.stops.empty() ? nlohmann::json(nullptr) : nlohmann::json(total_stop_ms(read));
+  nlohmann::json passes = nlohmann::json::array();
+  for (auto stop : read.stops) passes.push_back(milliseconds(stop));
+  live["stops_ms"] = std::move(passes);
+  live["longest_stop_ms"] = read.stops.empty()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(milliseconds(*std::max_element(read.stops.begin(), read.stops.end())));
   live["stopped_threads"] = read.stopped_threads;
   live["threads_in_syscall"] = read.threads_in_syscall;
   live["threads_without_python_not_stopped"] = read.threads_left_running;
   live["moved_threads"] = read.moved;
+  live["realtime"] = read.realtime;
   document["live"] = std::move(live);
 }
 
@@ -85,7 +103,7 @@ std::string describe_read(int pid, const LiveRead& read) {
     return fmt::format("process {} was read without stopping it (--nonblocking): a stack may be "
                        "torn", pid);
   }
-  const double stopped_ms = milliseconds(read.stopped_for.value_or(std::chrono::nanoseconds{0}));
+  const double stopped_ms = total_stop_ms(read);
   std::string text;
   if (read.threads_in_syscall == 0) {
     text = fmt::format("process {} ({} threads) was stopped for {:.3f} ms", pid,
@@ -103,7 +121,13 @@ std::string describe_read(int pid, const LiveRead& read) {
   }
   if (read.threads_left_running > 0)
     text += fmt::format("; {} running no Python were not stopped", read.threads_left_running);
-  if (read.reads > 1) text += fmt::format(" (read {} times: a thread woke meanwhile)", read.reads);
+  if (read.reads > 1) {
+    const double longest = read.stops.empty()
+                               ? 0.0
+                               : milliseconds(*std::max_element(read.stops.begin(), read.stops.end()));
+    text += fmt::format(" (read {} times: a thread woke meanwhile; {:.3f} ms in all, the longest stop {:.3f} ms)",
+                        read.reads, stopped_ms, longest);
+  }
   if (!read.moved.empty()) {
     text += fmt::format("; thread(s) {} ran while read every time: their stacks may be torn",
                         fmt::join(read.moved, ", "));
@@ -217,10 +241,13 @@ struct WarmUp {
   // The threads that run no Python, when every thread state names its OS thread (3.11+): the stop
   // leaves them running (process_stop.h). Empty when that cannot be told.
   std::set<int64_t> without_python;
+  // Where glibc keeps a thread's LWP in its struct pthread (thread_pointers.h), looked up now.
+  std::optional<uint64_t> pthread_offset;
 };
 
 WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_thread_unwound) {
   WarmUp warm;
+  warm.pthread_offset = pthread_tid_offset(live);
   if (auto first = cpython::analyze(live, request.analyze)) {
     std::set<int64_t> python;
     bool every_id_known = true;
@@ -259,15 +286,19 @@ struct StoppedRead {
 
 // The stacks, read while the process is stopped (or running, with --nonblocking). Threads asleep
 // in a system call are not stopped (process_stop.h); one that woke and ran while the stacks were
-// read makes them be read again, a few times at most. An exit code when the stop failed.
+// read makes them be read again, a few times at most. Whether one did is asked of /proc after the
+// process is let go (two files a sleeping thread: 300 reads for a torch rank, which would
+// otherwise lengthen every stop): a thread that ran since it was first looked at ran during the
+// read or just after it, and either reads it again. An exit code when the stop failed.
 std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& live,
                                 const analysis::Request& request, std::vector<uint64_t>& thread_pointers,
-                                const std::set<int64_t>& without_python,
+                                std::optional<uint64_t> pthread_offset, const std::set<int64_t>& without_python,
                                 LiveRead& read, StoppedRead& out, const std::optional<ProcessIdentity>& identity) {
   constexpr int kMaxReads = 3;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
-      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms), without_python);
+      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms), without_python,
+                                       line.realtime);
       if (!stop) {
         if (auto code = gone(pid, identity)) return code;
         fmt::print(stderr, "coreanalyze: {}\n", stop.error().message);
@@ -276,7 +307,7 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
       out.stopped = std::move(*stop);
       if (out.stopped->timed_out()) break;
       std::vector<cpython::NativeThread> threads = out.stopped->threads();
-      fill_thread_pointers(live, thread_pointers, threads);
+      fill_thread_pointers(live, thread_pointers, threads, pthread_offset);
       live.set_registers(std::move(threads));
       live.refresh_memory();
       read.stopped_threads = out.stopped->stopped_count();
@@ -295,20 +326,24 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
       if (*out.unwinder) (**out.unwinder)->walk();
     }
     if (!out.stopped || out.stopped->timed_out()) break;
+    // --hold-stopped (for tests): the process stays stopped that long, each pass, unless
+    // --max-stop ends it.
+    const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(line.hold_stopped_ms);
+    while (!out.stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (out.stopped->timed_out()) break;
+    read.taken_at = unix_time_now();
+    read.stops.push_back(out.stopped->release());
+    read.realtime = out.stopped->realtime();
     // A thread without Python that woke meanwhile changed no Python stack: no reason to read
     // them all again (an OpenMP pool wakes all the time while its rank computes).
     read.moved.clear();
     for (int64_t lwp : out.stopped->moved())
       if (!without_python.contains(lwp)) read.moved.push_back(lwp);
     if (read.moved.empty() || read.reads == kMaxReads) break;
-    out.stopped->release();
   }
-  // --hold-stopped (for tests): the process stays stopped that long, unless --max-stop ends it.
-  const auto hold_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(line.hold_stopped_ms);
-  while (out.stopped && !out.stopped->timed_out() && std::chrono::steady_clock::now() < hold_until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  read.taken_at = unix_time_now();
-  if (out.stopped) read.stopped_for = out.stopped->release();
+  if (line.nonblocking || (out.stopped && out.stopped->timed_out())) read.taken_at = unix_time_now();
+  if (out.stopped && out.stopped->timed_out()) read.stops.push_back(out.stopped->release());
   // Only a document or a snapshot shows the time axis; a text report reads no more of /proc.
   if (line.json || line.snapshot_path) read.times = read_thread_times(pid);
   // A stop past --max-stop was undone at once, from the timer's handler; what was read is
@@ -434,7 +469,8 @@ int analyse_live_process_as_is(const CommandLine& line, int pid, std::vector<nlo
   WarmUp warm;
   if (!line.nonblocking) warm = warm_up(live, request, line.native_all);
   StoppedRead stopped_read;
-  if (auto failed = read_stopped(line, pid, live, request, warm.thread_pointers, warm.without_python, read,
+  if (auto failed = read_stopped(line, pid, live, request, warm.thread_pointers, warm.pthread_offset,
+                                 warm.without_python, read,
                                  stopped_read, identity))
     return *failed;
   return report_live_process(line, pid, live, stopped_read, read, documents, identity);

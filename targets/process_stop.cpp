@@ -120,8 +120,9 @@ std::optional<MachineRegisters> read_registers(pid_t tid) {
 
 LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
                                                                    std::chrono::milliseconds limit,
-                                                                   const std::set<int64_t>& leave_running) {
-  std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit));
+                                                                   const std::set<int64_t>& leave_running,
+                                                                   bool realtime) {
+  std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit, realtime));
   g_timed_out = 0;
   g_traced_count = 0;
   install_handlers();
@@ -176,6 +177,10 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
     }
     first_round = false;
     if (!timer_armed && !seized.empty()) {
+      if (realtime_) {
+        priority_ = RaisedPriority::raise();
+        realtime_ran_ = priority_.raised();
+      }
       arm_timer(limit);
       stopped_at_ = std::chrono::steady_clock::now();
       timer_armed = true;
@@ -250,6 +255,7 @@ std::chrono::nanoseconds StoppedProcess::release() {
   detach_all();
   const bool was_stopped = stopped_at_ != std::chrono::steady_clock::time_point{};
   if (was_stopped) stopped_for_ = std::chrono::steady_clock::now() - stopped_at_;
+  priority_.restore();
   g_traced_count = 0;
   disarm_timer();
   restore_handlers();

@@ -21,6 +21,7 @@
 #include "targets/blocked_threads.h"
 #include "targets/live_target.h"
 #include "targets/machine_registers.h"
+#include "targets/reader_priority.h"
 #include "cpython/target.h"
 
 namespace hangpy::targets {
@@ -31,9 +32,12 @@ class StoppedProcess {
   // their thread states), which are not stopped either: a Python stack does not change under
   // them, and a training rank's OpenMP pool spinning at a look would otherwise lengthen its stop.
   // A thread not named there and not asleep in a system call (one started since) is stopped.
+  // `realtime`: the calling thread runs SCHED_FIFO from the first interrupt to release(), where
+  // permitted (reader_priority.h).
   static LiveExpected<std::unique_ptr<StoppedProcess>> stop(int pid,
                                                             std::chrono::milliseconds limit,
-                                                            const std::set<int64_t>& leave_running = {});
+                                                            const std::set<int64_t>& leave_running = {},
+                                                            bool realtime = true);
   ~StoppedProcess();
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
@@ -70,9 +74,12 @@ class StoppedProcess {
   // Detaches every thread (once); returns how long the process was held stopped: from the first
   // PTRACE_INTERRUPT to the last PTRACE_DETACH (0 when every thread sat in a system call).
   std::chrono::nanoseconds release();
+  // Whether the reader ran at real-time priority while the process was stopped.
+  bool realtime() const { return realtime_ran_; }
 
  private:
-  StoppedProcess(int pid, std::chrono::milliseconds limit) : pid_(pid), limit_(limit) {}
+  StoppedProcess(int pid, std::chrono::milliseconds limit, bool realtime)
+      : pid_(pid), limit_(limit), realtime_(realtime) {}
   LiveExpected<void> stop_all(std::chrono::milliseconds limit, const std::set<int64_t>& leave_running);
   void leave_in_syscall(BlockedThread thread);
 
@@ -85,6 +92,9 @@ class StoppedProcess {
   std::chrono::steady_clock::time_point stopped_at_;
   std::chrono::nanoseconds stopped_for_{0};
   bool released_ = false;
+  const bool realtime_;
+  bool realtime_ran_ = false;
+  RaisedPriority priority_;
   size_t left_running_ = 0;
 };
 

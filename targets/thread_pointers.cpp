@@ -16,7 +16,9 @@ bool looks_like_thread_pointer(const cpython::AddressSpace& memory, uint64_t poi
   return pointer != 0 && cpython::read_value<uint64_t>(memory, pointer + kSelfOffset) == pointer;
 }
 
-std::optional<uint64_t> tid_offset_from_descriptor(const cpython::Target& target) {
+}  // namespace
+
+std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target) {
   auto descriptor = target.find_symbol("_thread_db_pthread_tid");
   if (!descriptor) return std::nullopt;
   auto fields = cpython::read_value<std::array<uint32_t, 3>>(target.memory(), *descriptor);
@@ -24,6 +26,8 @@ std::optional<uint64_t> tid_offset_from_descriptor(const cpython::Target& target
     return std::nullopt;
   return (*fields)[2];
 }
+
+namespace {
 
 // The first offset where a thread with a known thread pointer keeps its LWP.
 std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace& memory,
@@ -44,12 +48,12 @@ std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace
 }  // namespace
 
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
-                          std::vector<cpython::NativeThread>& threads) {
+                          std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset) {
   bool some_missing = false;
   for (const cpython::NativeThread& thread : threads) some_missing |= thread.fs_base == 0;
   if (!some_missing || candidates.empty()) return;
   const cpython::AddressSpace& memory = target.memory();
-  std::optional<uint64_t> offset = tid_offset_from_descriptor(target);
+  std::optional<uint64_t> offset = descriptor_offset;
   if (!offset) offset = tid_offset_from_known_thread(memory, threads);
   if (!offset) return;
   for (cpython::NativeThread& thread : threads) {

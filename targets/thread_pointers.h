@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -18,7 +19,13 @@ namespace hangpy::targets {
 // offset}: libc.so.6 from 2.34, libpthread.so.0 before), else from a thread whose fs_base is
 // known (a stopped one). A candidate must also look like a thread control block (its `self`
 // word, the third, points to itself). Threads no candidate fits keep fs_base 0.
+// `descriptor_offset`: pthread_tid_offset(target), looked up before the process was stopped.
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
-                          std::vector<cpython::NativeThread>& threads);
+                          std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset);
+
+// The offset of the LWP in glibc's struct pthread, from libthread_db's descriptor. The lookup
+// opens the file of every module until one has the symbol (libc is among the last mapped): 30 ms
+// for a process with 20 extension modules, which must not be spent while the process is stopped.
+std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target);
 
 }  // namespace hangpy::targets

@@ -19,7 +19,10 @@ the programs write about themselves.
   while the process is stopped, and --max-stop passed (exit code 11);
 - several PIDs: text reports one after the other, --json an array in the order given;
 - a 20-thread process, 100 Python frames deep each (deep_threads.py): the stop time, printed
-  (goal < 10 ms) and checked under a bound a loaded machine still meets.
+  (goal < 10 ms) and checked under a bound a loaded machine still meets;
+- the stop windows an outside trace (strace) of the ptrace calls shows, against live.stops_ms,
+  stopped_ms (their sum) and longest_stop_ms, with 20 threads asleep and one spinning
+  (stop_window.py); no file is opened while the process is held.
 
 The hidden option --hold-stopped MS keeps the process stopped after its stacks are read, so that
 a signal or --max-stop can be sent while it is.
@@ -407,6 +410,95 @@ def stop_time_case(coreanalyze, interpreter, workdir):
     return label, problems
 
 
+TRACED_STOP_RUNS = 5
+
+
+def ptrace_windows(trace_text, pid):
+    """The stop windows an strace -f -ttt log of coreanalyze shows: from each first PTRACE_INTERRUPT
+    to the last PTRACE_DETACH before the next interrupt, as (start, end, [files opened inside])."""
+    windows, current = [], None
+    for line in trace_text.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) < 3:
+            continue
+        try:
+            at = float(fields[1])
+        except ValueError:
+            continue
+        call = fields[2]
+        if call.startswith("ptrace(PTRACE_INTERRUPT"):
+            if current is None or current[1] is not None:
+                current = [at, None, []]
+                windows.append(current)
+        elif call.startswith("ptrace(PTRACE_DETACH") and current is not None:
+            current[1] = at
+        elif call.startswith("openat(") and current is not None and current[1] is None:
+            path = call.split('"')[1] if '"' in call else call
+            # Listing the threads again (threads started meanwhile) is the stop's own business.
+            if path != "/proc/%d/task" % pid:
+                current[2].append(path)
+    return [tuple(window) for window in windows if window[1] is not None]
+
+
+def traced_stop_case(coreanalyze, interpreter, workdir):
+    """(label, problems): live.stopped_ms and stops_ms against an outside trace of the ptrace calls
+    (strace): one stop per window traced, each at least as long as its window and not much
+    longer, and no file opened while the process is held (the binaries are opened before)."""
+    if not shutil.which("strace"):
+        return "stop windows traced", None
+    ready = os.path.join(workdir, "stop_window.ready")
+    program = subprocess.Popen([interpreter.executable, os.path.join(cores.PROGRAMS, "stop_window.py"), ready],
+                               start_new_session=True)
+    problems, totals, longest = [], [], []
+    try:
+        deadline = time.time() + RUN_TIMEOUT
+        while not os.path.exists(ready) and time.time() < deadline and program.poll() is None:
+            time.sleep(0.05)
+        if not os.path.exists(ready):
+            return "stop windows traced", ["stop_window.py never got ready"]
+        trace = os.path.join(workdir, "stop.trace")
+        for _ in range(TRACED_STOP_RUNS):
+            result = subprocess.run(["strace", "-f", "-ttt", "-e", "trace=ptrace,openat", "-o", trace,
+                                     coreanalyze, "--pid", str(program.pid), "--json"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+            if result.returncode != 0:
+                problems.append("exit code %d: %s" % (result.returncode, result.stderr.decode().strip()))
+                break
+            live = json.loads(result.stdout)["live"]
+            with open(trace) as log:
+                windows = ptrace_windows(log.read(), program.pid)
+            stops = live.get("stops_ms") or []
+            if not windows:
+                problems.append("strace saw no stop, yet the main thread spins")
+                break
+            if len(stops) != len(windows):
+                problems.append("stops_ms %r, but strace saw %d stop windows" % (stops, len(windows)))
+                continue
+            for (start, end, opened), stop in zip(windows, stops):
+                traced_ms = (end - start) * 1000.0
+                # The window coreanalyze measures starts just before the first interrupt and ends
+                # after the last detach returns: a little longer than the calls strace saw.
+                if stop < traced_ms - 0.5 or stop > traced_ms * 1.2 + 3.0:
+                    problems.append("a stop of %.3f ms reported for a window of %.3f ms traced" % (stop, traced_ms))
+                if opened:
+                    problems.append("opened %d file(s) while the process was stopped: %s"
+                                    % (len(opened), ", ".join(opened[:3])))
+            if abs(live["stopped_ms"] - sum(stops)) > 0.01:
+                problems.append("stopped_ms %.3f is not the sum of stops_ms %r" % (live["stopped_ms"], stops))
+            if abs(live["longest_stop_ms"] - max(stops)) > 0.01:
+                problems.append("longest_stop_ms %.3f is not the longest of %r" % (live["longest_stop_ms"], stops))
+            totals.append(live["stopped_ms"])
+            longest.append(live["longest_stop_ms"])
+        problems += running_problems(program.pid, "after the traced runs")
+    finally:
+        program.kill()
+        program.wait()
+    label = "stop windows traced"
+    if totals:
+        label += " (median %.2f ms in all, longest %.2f ms, under strace)" % (statistics.median(totals), max(longest))
+    return label, problems
+
+
 def unthreaded_case(coreanalyze, interpreter):
     """A program that never imported threading: its one thread is MainThread, as Python calls it,
     though no thread object names it."""
@@ -480,6 +572,14 @@ def main():
                 results.check("%s not permitted (another user, no CAP_SYS_PTRACE)" % name, problems)
             label, problems = stop_time_case(args.coreanalyze, interpreter, workdir_for(interpreter))
             results.check("%s %s" % (name, label), problems)
+            host = [(n, i) for n, i in stop_cases if not i.root and not i.emulator]
+            if host:
+                host_name, host_interpreter = host[0]
+                label, problems = traced_stop_case(args.coreanalyze, host_interpreter, workdir_for(host_interpreter))
+                if problems is None:
+                    results.report("SKIP", "%s %s" % (host_name, label), ["strace is not installed"])
+                else:
+                    results.check("%s %s" % (host_name, label), problems)
             several = (stop_cases * 2)[:max(2, min(3, len(stop_cases)))]
             results.check("several PIDs (%s)" % ", ".join(n for n, _ in several),
                           several_pids_case(args.coreanalyze, [i for _, i in several],
