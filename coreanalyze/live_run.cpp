@@ -243,6 +243,7 @@ struct WarmUp {
   std::set<int64_t> without_python;
   // Where glibc keeps a thread's LWP in its struct pthread (thread_pointers.h), looked up now.
   std::optional<uint64_t> pthread_offset;
+  std::map<int64_t, uint64_t> thread_pointer_of_lwp;  // thread_pointers_by_lwp(), read now
 };
 
 WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_thread_unwound) {
@@ -255,6 +256,8 @@ WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_th
       warm.thread_pointers.push_back(thread.thread_id);
       if (thread.native_thread_id) python.insert(*thread.native_thread_id);
       else every_id_known = false;
+      if (!warm.pthread_offset && thread.native_thread_id)
+        warm.pthread_offset = pthread_tid_offset_of_pair(live.memory(), thread.thread_id, *thread.native_thread_id);
     }
     // An id that is none of the process's threads (a namespace's id that could not be matched)
     // leaves the thread that runs it unknown: then every thread is stopped, none left running.
@@ -267,7 +270,13 @@ WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_th
       for (const cpython::NativeThread& thread : natives)
         if (!python.contains(thread.lwp)) warm.without_python.insert(thread.lwp);
     }
+    // The pages of the stacks: what the stopped window reads anew. The details' (locals, the
+    // diagnosis) are read after the release: reading them in the window too would lengthen it by
+    // as many pages again.
+    const std::vector<uint64_t> stack_pages = live.kept_pages();
     (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
+    warm.thread_pointer_of_lwp = thread_pointers_by_lwp(live, warm.thread_pointers, warm.pthread_offset);
+    live.keep_only(stack_pages);
   }
   return warm;
 }
@@ -291,13 +300,12 @@ struct StoppedRead {
 // otherwise lengthen every stop): a thread that ran since it was first looked at ran during the
 // read or just after it, and either reads it again. An exit code when the stop failed.
 std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& live,
-                                const analysis::Request& request, std::vector<uint64_t>& thread_pointers,
-                                std::optional<uint64_t> pthread_offset, const std::set<int64_t>& without_python,
+                                const analysis::Request& request, const WarmUp& warm,
                                 LiveRead& read, StoppedRead& out, const std::optional<ProcessIdentity>& identity) {
   constexpr int kMaxReads = 3;
   for (read.reads = 1;; ++read.reads) {
     if (!line.nonblocking) {
-      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms), without_python,
+      auto stop = StoppedProcess::stop(pid, std::chrono::milliseconds(line.max_stop_ms), warm.without_python,
                                        line.realtime);
       if (!stop) {
         if (auto code = gone(pid, identity)) return code;
@@ -307,7 +315,7 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
       out.stopped = std::move(*stop);
       if (out.stopped->timed_out()) break;
       std::vector<cpython::NativeThread> threads = out.stopped->threads();
-      fill_thread_pointers(live, thread_pointers, threads, pthread_offset);
+      fill_thread_pointers(live, warm.thread_pointers, threads, warm.pthread_offset, warm.thread_pointer_of_lwp);
       live.set_registers(std::move(threads));
       live.refresh_memory();
       read.stopped_threads = out.stopped->stopped_count();
@@ -339,7 +347,7 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
     // them all again (an OpenMP pool wakes all the time while its rank computes).
     read.moved.clear();
     for (int64_t lwp : out.stopped->moved())
-      if (!without_python.contains(lwp)) read.moved.push_back(lwp);
+      if (!warm.without_python.contains(lwp)) read.moved.push_back(lwp);
     if (read.moved.empty() || read.reads == kMaxReads) break;
   }
   if (line.nonblocking || (out.stopped && out.stopped->timed_out())) read.taken_at = unix_time_now();
@@ -469,8 +477,7 @@ int analyse_live_process_as_is(const CommandLine& line, int pid, std::vector<nlo
   WarmUp warm;
   if (!line.nonblocking) warm = warm_up(live, request, line.native_all);
   StoppedRead stopped_read;
-  if (auto failed = read_stopped(line, pid, live, request, warm.thread_pointers, warm.pthread_offset,
-                                 warm.without_python, read,
+  if (auto failed = read_stopped(line, pid, live, request, warm, read,
                                  stopped_read, identity))
     return *failed;
   return report_live_process(line, pid, live, stopped_read, read, documents, identity);

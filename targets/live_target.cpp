@@ -16,6 +16,7 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -162,6 +163,25 @@ class LiveMemory final : public cpython::AddressSpace {
     pages_.clear();
   }
 
+  std::vector<uint64_t> kept() const {
+    std::lock_guard lock(mutex_);
+    std::vector<uint64_t> addresses;
+    addresses.reserve(pages_.size());
+    for (const auto& [address, bytes] : pages_)
+      if (bytes) addresses.push_back(address);
+    return addresses;
+  }
+
+  void keep_only(const std::vector<uint64_t>& addresses) {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    const std::unordered_set<uint64_t> wanted(addresses.begin(), addresses.end());
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      if (wanted.contains(it->first)) ++it;
+      else it = pages_.erase(it);
+    }
+  }
+
  private:
   // The page at `page`, read on first need; nullptr when the process does not map it (or the
   // kernel refuses it). Past kMaxKeptPages the pages are read again each time.
@@ -287,6 +307,8 @@ class LiveTargetImpl final : public LiveTarget {
   }
   void forget_memory() override { memory_.forget(); }
   void refresh_memory() override { memory_.refresh(); }
+  std::vector<uint64_t> kept_pages() const override { return memory_.kept(); }
+  void keep_only(const std::vector<uint64_t>& pages) override { memory_.keep_only(pages); }
 
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     return table_.find_symbol(name, file_of(), bias_of());

@@ -47,6 +47,10 @@ class LiveTarget : public cpython::Target {
   virtual void forget_memory() = 0;
   // Reads again every page kept, in a few system calls, as the process has it now.
   virtual void refresh_memory() = 0;
+  // The pages kept now (their addresses), and dropping every page but those: a first pass keeps
+  // only what the stack walk read, so that the stopped window reads no more than that anew.
+  virtual std::vector<uint64_t> kept_pages() const = 0;
+  virtual void keep_only(const std::vector<uint64_t>& pages) = 0;
 };
 
 // One line for a failed ptrace or /proc access to `pid`, from errno: says what to do when it is

@@ -47,10 +47,36 @@ std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace
 
 }  // namespace
 
+std::optional<uint64_t> pthread_tid_offset_of_pair(const cpython::AddressSpace& memory, uint64_t pointer,
+                                                   int64_t lwp) {
+  cpython::NativeThread known;
+  known.lwp = lwp;
+  known.fs_base = pointer;
+  return tid_offset_from_known_thread(memory, {known});
+}
+
+std::map<int64_t, uint64_t> thread_pointers_by_lwp(const cpython::Target& target,
+                                                   std::span<const uint64_t> candidates,
+                                                   std::optional<uint64_t> descriptor_offset) {
+  std::map<int64_t, uint64_t> by_lwp;
+  if (!descriptor_offset) return by_lwp;
+  const cpython::AddressSpace& memory = target.memory();
+  for (uint64_t candidate : candidates) {
+    auto lwp = cpython::read_value<int32_t>(memory, candidate + *descriptor_offset);
+    if (lwp && *lwp > 0 && looks_like_thread_pointer(memory, candidate)) by_lwp.emplace(*lwp, candidate);
+  }
+  return by_lwp;
+}
+
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
-                          std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset) {
+                          std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset,
+                          const std::map<int64_t, uint64_t>& known) {
   bool some_missing = false;
-  for (const cpython::NativeThread& thread : threads) some_missing |= thread.fs_base == 0;
+  for (cpython::NativeThread& thread : threads) {
+    if (thread.fs_base != 0) continue;
+    if (auto found = known.find(thread.lwp); found != known.end()) thread.fs_base = found->second;
+    else some_missing = true;
+  }
   if (!some_missing || candidates.empty()) return;
   const cpython::AddressSpace& memory = target.memory();
   std::optional<uint64_t> offset = descriptor_offset;
