@@ -6,10 +6,14 @@ tree is checked against the tree.
 - the number of packages the demo installs, as README.md and install-deps' own usage text state
   it, is the number of entries of install-deps' `build` list;
 - the size README.md gives the bundled example core (whole, and compressed) is its size;
-- every relative link of README.md names a file of the repository.
+- every relative link of README.md names a file of the repository;
+- the demo's output as README.md shows it is what coreanalyze prints for the bundled example core
+  (run as scripts/demo runs it): every line of the excerpt, in order, "..." standing for lines
+  left out.
 
 Exit status: 0 passed, 1 failed.
 """
+import argparse
 import os
 import re
 import shutil
@@ -34,7 +38,45 @@ def build_list_length(install_deps):
     return None if block is None else len(re.findall(r'^\s*"[a-z0-9.+-]+\s', block.group(1), re.M))
 
 
+def demo_excerpt(readme):
+    """The code block README.md shows after the demo's sentence: the lines the demo prints."""
+    found = re.search(r"The demo prints, from.*?\n```\n(.*?)\n```", readme, re.S)
+    return None if found is None else found.group(1).splitlines()
+
+
+def demo_output(coreanalyze, workdir):
+    """What scripts/demo prints for the example core: the program's files where --sysroot finds
+    them, as the core names them."""
+    root = os.path.join(workdir, "example-root")
+    program_dir = os.path.join(root, "tmp", "hangpy-example")
+    os.makedirs(program_dir)
+    for name in ("deadlock.py", "groundtruth.py"):
+        shutil.copy(os.path.join(TOP, "tests", "programs", name), program_dir)
+    core = os.path.join(workdir, "deadlock.core")
+    with open(core, "wb") as out:
+        subprocess.run(["zstd", "-dc", os.path.join(TOP, "examples", "deadlock.core.zst")], stdout=out, check=True)
+    result = subprocess.run([coreanalyze, core, "--sysroot", root, "--no-color"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=60)
+    return result.returncode, result.stdout.decode("utf-8", "replace").splitlines()
+
+
+def excerpt_problems(excerpt, printed):
+    """The excerpt's lines not found in order in what was printed ("..." skips any lines)."""
+    problems, at = [], 0
+    for line in excerpt:
+        if line.strip() == "...":
+            continue
+        try:
+            at = printed.index(line, at) + 1
+        except ValueError:
+            problems.append("README shows %r, which the demo does not print (in that order)" % line)
+    return problems
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--coreanalyze", help="the build's coreanalyze: also checks the demo's output")
+    args = parser.parse_args()
     results = Results()
     readme = read("README.md")
     lines = readme.count("\n")
@@ -69,6 +111,21 @@ def main():
         if not os.path.exists(os.path.join(TOP, target)):
             missing.append(target)
     results.check("every relative link of README.md names a file", missing)
+
+    if args.coreanalyze and shutil.which("zstd"):
+        import tempfile
+        excerpt = demo_excerpt(readme)
+        with tempfile.TemporaryDirectory(prefix="hangpy-docs-") as workdir:
+            code, printed = demo_output(args.coreanalyze, workdir)
+        problems = ["README.md no longer shows the demo's output"] if not excerpt else []
+        if code != 0:
+            problems.append("coreanalyze exited with %d on the example core" % code)
+        if excerpt:
+            problems += excerpt_problems(excerpt, printed)
+        results.check("the demo's output as README.md shows it (%d lines)" % len(excerpt or []), problems)
+    else:
+        results.report("SKIP", "the demo's output as README.md shows it",
+                       ["no --coreanalyze given" if not args.coreanalyze else "zstd is not installed"])
     return results.finish()
 
 
