@@ -6,33 +6,19 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "base/parse_number.h"
 #include "targets/containers.h"
+#include "targets/proc_file.h"
 
 namespace hangpy::jobs {
 using namespace ::hangpy::targets;
 namespace {
 
-// /proc files are small; anything past this is not what we look for (environ can be large).
-constexpr std::streamsize kMaxProcFileBytes = 1 << 20;
-
-// Read in pieces as large as the file turns out to be: a buffer of the bound for every file
-// (six files of every process on the machine, at every look of a watch) cost more than the reads.
+// A file of /proc/PID, read through targets' one reader (one size bound for every /proc file).
 std::optional<std::string> read_proc_file(int pid, const char* name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text;
-  char piece[16384];
-  while (static_cast<std::streamsize>(text.size()) < kMaxProcFileBytes) {
-    in.read(piece, std::min<std::streamsize>(sizeof piece, kMaxProcFileBytes - static_cast<std::streamsize>(text.size())));
-    if (in.gcount() <= 0) break;
-    text.append(piece, static_cast<size_t>(in.gcount()));
-  }
-  return text;
+  return targets::read_proc_file("/proc/" + std::to_string(pid) + "/" + name);
 }
 
 std::vector<std::string> split_nul(const std::string& text) {
@@ -61,19 +47,6 @@ bool is_python_executable(const std::string& path) {
   // /proc/PID/exe of a deleted or replaced binary ends with " (deleted)".
   if (const size_t space = name.find(' '); space != std::string::npos) name.resize(space);
   return name.rfind("python", 0) == 0;
-}
-
-// The parts of /proc/PID/stat after the command name, which may itself hold spaces and ')'.
-bool parse_stat(const std::string& stat, ProcessEntry& entry) {
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string state;
-  int ppid = 0;
-  if (!(rest >> state >> ppid) || state.empty()) return false;
-  entry.state = state[0];
-  entry.ppid = ppid;
-  return true;
 }
 
 void read_environment(int pid, ProcessEntry& entry) {
@@ -151,10 +124,15 @@ const std::vector<std::string>& label_variables() {
 }
 
 std::optional<ProcessEntry> read_process(int pid) {
-  auto stat = read_proc_file(pid, "stat");
+  // The fields after the command name, which may itself hold spaces and ')': state and parent.
+  auto stat = targets::read_proc_stat("/proc/" + std::to_string(pid) + "/stat");
   ProcessEntry entry;
   entry.pid = pid;
-  if (!stat || !parse_stat(*stat, entry)) return std::nullopt;
+  if (!stat || stat->size() < 2) return std::nullopt;
+  auto parent = parse_decimal<int>((*stat)[1]);
+  if (!parent) return std::nullopt;
+  entry.state = stat->front()[0];
+  entry.ppid = *parent;
   if (auto comm = read_proc_file(pid, "comm")) {
     entry.comm = *comm;
     while (!entry.comm.empty() && entry.comm.back() == '\n') entry.comm.pop_back();
