@@ -37,9 +37,10 @@ std::string read_descriptor(int fd) {
 
 // A document from another machine or a hostile core: every string kept of it is cut to
 // triage::kMaxTriageString, and the input named when one was. `text` is parsed in place.
-void parse_document(TriageOutcome& outcome, std::string& text, const std::string& name) {
+void parse_document(TriageOutcome& outcome, std::string& text, const std::string& name,
+                    triage::ParseScratch* scratch = nullptr) {
   size_t cut = 0;
-  auto records = triage::records_from_text(text, name, cut);
+  auto records = triage::records_from_text(text, name, cut, scratch);
   if (cut > 0) {
     outcome.warnings.push_back(fmt::format("{}: {} string(s) longer than {} bytes cut", name, cut,
                                            triage::kMaxTriageString));
@@ -54,7 +55,16 @@ void parse_document(TriageOutcome& outcome, std::string& text, const std::string
 
 // Read whole and parsed in place. Past kMaxDocumentBytes (a document no process makes: a rank
 // with every local of 10,000 threads is a few MB) it is refused, so that memory stays bounded.
-TriageOutcome read_json_input(const TriageInput& input) {
+// What a worker keeps from one input to the next: the document's text (its capacity) and the
+// parse's memory, so that 10,000 documents cost no malloc and first-touch page faults each. Not
+// thread_local: one with a destructor needs glibc 2.18's __cxa_thread_atexit_impl, and the
+// portable build's floor is 2.17.
+struct WorkerScratch {
+  std::string text;
+  triage::ParseScratch parse;
+};
+
+TriageOutcome read_json_input(const TriageInput& input, WorkerScratch& scratch) {
   constexpr size_t kMaxDocumentBytes = 256 << 20;
   TriageOutcome outcome;
   const int fd = open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -72,9 +82,7 @@ TriageOutcome read_json_input(const TriageInput& input) {
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  // Each worker thread keeps its buffer from one document to the next (capacity kept): no malloc
-  // and no first-touch page faults per document.
-  thread_local std::string text;
+  std::string& text = scratch.text;
   text.resize(static_cast<size_t>(facts.st_size));
   size_t have = 0;
   while (have < text.size()) {
@@ -85,7 +93,7 @@ TriageOutcome read_json_input(const TriageInput& input) {
   }
   close(fd);
   text.resize(have);
-  parse_document(outcome, text, input.name);
+  parse_document(outcome, text, input.name, &scratch.parse);
   return outcome;
 }
 
@@ -162,8 +170,9 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
   return outcome;
 }
 
-TriageOutcome analyse_one(const TriageInput& input, const std::vector<std::string>& child_arguments) {
-  if (input.kind == TriageInput::Kind::kJson) return read_json_input(input);
+TriageOutcome analyse_one(const TriageInput& input, const std::vector<std::string>& child_arguments,
+                          WorkerScratch& scratch) {
+  if (input.kind == TriageInput::Kind::kJson) return read_json_input(input, scratch);
   return analyse_in_child(input, child_arguments);
 }
 
@@ -184,8 +193,9 @@ std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>&
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
   std::atomic<size_t> next{0}, done{0};
   auto work = [&] {
+    WorkerScratch scratch;
     for (size_t i = next++; i < inputs.size(); i = next++) {
-      outcomes[i] = analyse_one(inputs[i], options.child_arguments);
+      outcomes[i] = analyse_one(inputs[i], options.child_arguments, scratch);
       done++;
     }
   };

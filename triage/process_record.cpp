@@ -275,12 +275,14 @@ nlohmann::json parse_bounded_json(const std::string& text, size_t& cut) {
 }
 
 Expected<std::vector<ProcessRecord>> records_from_text(std::string& text, const std::string& source,
-                                                       size_t& cut) {
-  // The DOM's values come from a pool whose first megabyte is this thread's, kept from one document
-  // to the next (a rank's document needs ~100 KB of values): 10,000 documents then cost no malloc,
-  // free and first-touch page faults of their own. The pool frees what it added when it goes.
-  thread_local std::vector<char> pool_memory(size_t{1} << 20);
-  rapidjson::MemoryPoolAllocator<> pool(pool_memory.data(), pool_memory.size());
+                                                       size_t& cut, ParseScratch* scratch) {
+  // The DOM's values come from a pool whose first megabyte is the scratch's (a rank's document
+  // needs ~100 KB of values); the pool frees what it added past it when it goes.
+  constexpr size_t kScratchPoolBytes = size_t{1} << 20;
+  ParseScratch own;
+  ParseScratch& memory = scratch != nullptr ? *scratch : own;
+  if (memory.pool.size() < kScratchPoolBytes) memory.pool.resize(kScratchPoolBytes);
+  rapidjson::MemoryPoolAllocator<> pool(memory.pool.data(), memory.pool.size());
   rapidjson::Document document(&pool, kParseStackBytes);
   if (!parse_in_place(text, document))
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not valid JSON", source));

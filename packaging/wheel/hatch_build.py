@@ -31,8 +31,8 @@ class HangpyWheelHook(BuildHookInterface):
     def initialize(self, version, build_data):
         platform = os.environ.get("HANGPY_WHEEL_PLATFORM", "")
         if not platform:
-            raise RuntimeError("HANGPY_WHEEL_PLATFORM is not set: scripts/package builds this wheel "
-                               "(manylinux_2_17_x86_64, manylinux_2_17_aarch64)")
+            raise RuntimeError("HANGPY_WHEEL_PLATFORM is not set: scripts/package builds this "
+                               "wheel (manylinux_2_17_x86_64, manylinux_2_17_aarch64)")
         build_data["tag"] = "py3-none-" + platform
         build_data["pure_python"] = False
         # What scripts/package stages beside this directory's files (pyproject.toml).

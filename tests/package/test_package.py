@@ -556,8 +556,8 @@ def check_venv(label, python, wheel, version, scratch, runner, results, home_gdb
         os.path.join(bin_dir, "python")) else failed("python -m venv", made))
     if made.returncode != 0:
         return
-    python_version = runner([os.path.join(bin_dir, "python"), "-c",
-                             "import sys, pip; print(sys.version.split()[0], 'pip', pip.__version__)"])
+    python_version = runner([os.path.join(bin_dir, "python"), "-c", "import sys, pip; "
+                             "print(sys.version.split()[0], 'pip', pip.__version__)"])
     print("%s: Python %s" % (label, python_version.stdout.strip()))
     before = tree(venv)
     install = runner([os.path.join(bin_dir, "python"), "-m", "pip", "install", "--no-index",
@@ -583,8 +583,15 @@ def check_venv(label, python, wheel, version, scratch, runner, results, home_gdb
                 "coreanalyze (hangpy) %s\n" % version):
             problems += failed("coreanalyze --version", version_line)
     results.check(label + "/coreanalyze --version", problems)
-    if problems:
-        return
+    if not problems:
+        check_venv_coreanalyze(label, bin_dir, core, version, scratch, runner, results)
+    check_venv_gdb_man_uninstall(label, venv, before, version, scratch, runner, results,
+                                 home_gdbinit)
+
+
+def check_venv_coreanalyze(label, bin_dir, core, version, scratch, runner, results):
+    """The venv's coreanalyze on WHEEL_SNAPSHOT, and `python -m hangpy` giving the same."""
+    coreanalyze = os.path.join(bin_dir, "coreanalyze")
     text = runner([coreanalyze, "--no-color", core])
     problems = failed("coreanalyze " + core, text) if text.returncode != 0 else \
         snapshot_text_problems(text.stdout, WHEEL_SNAPSHOT + ".truth.json")
@@ -617,6 +624,13 @@ def check_venv(label, python, wheel, version, scratch, runner, results, home_gdb
                            direct_bad.stderr))
     results.check(label + "/python -m hangpy", problems)
 
+
+def check_venv_gdb_man_uninstall(label, venv, before, version, scratch, runner, results,
+                                 home_gdbinit):
+    """hangpy-gdb-init's line in gdb, the man pages, then pip uninstall against `before`, the
+    venv's listing before the install."""
+    bin_dir = os.path.join(venv, "bin")
+    venv_python = os.path.join(bin_dir, "python")
     # hangpy-gdb-init: one line, the init file of the venv's package, which gdb sources.
     init = runner([os.path.join(bin_dir, "hangpy-gdb-init")])
     line = init.stdout.rstrip("\n")
