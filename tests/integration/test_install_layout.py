@@ -116,7 +116,7 @@ def check_completion(prefix, checks):
     registered, no_options = complete(completion_file, [coreanalyze, "--no-"])
     checks.expect(registered == ["complete -o filenames -F _coreanalyze coreanalyze"],
                   "complete -p coreanalyze: %s" % registered)
-    checks.expect(no_options == ["--no-color", "--no-source", "--no-tasks"],
+    checks.expect(no_options == ["--no-color", "--no-realtime", "--no-source", "--no-tasks"],
                   "completion of --no-: %s" % no_options)
     _, triage_options = complete(completion_file, [coreanalyze, "triage", "--j"])
     checks.expect(triage_options == ["--jobs", "--json"],
