@@ -867,6 +867,14 @@ def check_wheel_bullseye(wheel, tarball, version, results):
     return None
 
 
+def finish(results, skipped):
+    """The exit status of a check: SKIP (with the reason) when it could not run, else its results'."""
+    if skipped:
+        print("SKIP: %s" % skipped)
+        return SKIP
+    return results.finish()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dist", default=os.path.join(REPO, "dist"))
@@ -896,10 +904,7 @@ def main():
         else:
             skipped = check_wheel_bullseye(wheel, release_files(args.dist, args.version)[0],
                                            args.version, results)
-        if skipped:
-            print("SKIP: %s" % skipped)
-            return SKIP
-        return results.finish()
+        return finish(results, skipped)
     if args.check == "qemu-aarch64":
         tarball = arm64_tarball(args.dist, args.version)
         if tarball is None:
@@ -912,10 +917,7 @@ def main():
         results = Results()
         skipped = check_qemu_aarch64(tarball, release_files(args.dist, args.version)[0],
                                      args.version, results)
-        if skipped:
-            print("SKIP: %s" % skipped)
-            return SKIP
-        return results.finish()
+        return finish(results, skipped)
     if args.check == "deb-bookworm-arm64":
         deb = os.path.join(args.dist, "hangpy_%s-1_arm64.deb" % args.version)
         if not os.path.isfile(deb):
