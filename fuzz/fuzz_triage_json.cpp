@@ -1,7 +1,7 @@
 // libFuzzer target: coreanalyze triage's reading of --json documents from other machines
 // (triage/process_record.h) and everything it makes of them: the merge, the verdict, the text,
 // the HTML page and the triage's own JSON. The document is parsed in place as triage parses it
-// (RapidJSON, iteratively: no nesting depth reaches the stack); no string the triage keeps is
+// (RapidJSON, after a depth check: no hostile nesting reaches the stack); no string the triage keeps is
 // longer than kMaxTriageString and its "...".
 #include <cstddef>
 #include <cstdint>

@@ -74,9 +74,9 @@ class JsonView {
 };
 
 // `text` parsed in place (its bytes are rewritten: the strings are unescaped where they lie):
-// false, with `document` holding the error, when it is not one JSON value. Its bytes are not
-// checked as UTF-8: the strings kept are escaped where shown. The parse is iterative, so that a
-// hostile nesting depth costs heap, not the stack.
+// false when it is not one JSON object or array, or nests deeper than any document of ours (256
+// levels: checked before the parser, whose recursion would follow a hostile depth down the
+// stack). Its bytes are not checked as UTF-8: the strings kept are escaped where shown.
 bool parse_in_place(std::string& text, rapidjson::Document& document);
 
 }  // namespace hangpy::triage
