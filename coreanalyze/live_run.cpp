@@ -248,16 +248,18 @@ struct WarmUp {
 
 WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_thread_unwound) {
   WarmUp warm;
-  warm.pthread_offset = pthread_tid_offset(live);
   if (auto first = cpython::analyze(live, request.analyze)) {
     std::set<int64_t> python;
+    std::vector<KnownThread> known;  // pthread_t and LWP: where glibc keeps the one in the other
     bool every_id_known = true;
     for (const auto& thread : first->threads) {
       warm.thread_pointers.push_back(thread.thread_id);
-      if (thread.native_thread_id) python.insert(*thread.native_thread_id);
-      else every_id_known = false;
-      if (!warm.pthread_offset && thread.native_thread_id)
-        warm.pthread_offset = pthread_tid_offset_of_pair(live.memory(), thread.thread_id, *thread.native_thread_id);
+      if (thread.native_thread_id) {
+        python.insert(*thread.native_thread_id);
+        known.push_back({thread.thread_id, static_cast<int64_t>(*thread.native_thread_id)});
+      } else {
+        every_id_known = false;
+      }
     }
     // An id that is none of the process's threads (a namespace's id that could not be matched)
     // leaves the thread that runs it unknown: then every thread is stopped, none left running.
@@ -274,6 +276,7 @@ WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_th
     // diagnosis) are read after the release: reading them in the window too would lengthen it by
     // as many pages again.
     const std::vector<uint64_t> stack_pages = live.kept_pages();
+    warm.pthread_offset = pthread_tid_offset(live, known);
     (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
     warm.thread_pointer_of_lwp = thread_pointers_by_lwp(live, warm.thread_pointers, warm.pthread_offset);
     live.keep_only(stack_pages);

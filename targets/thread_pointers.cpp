@@ -16,9 +16,7 @@ bool looks_like_thread_pointer(const cpython::AddressSpace& memory, uint64_t poi
   return pointer != 0 && cpython::read_value<uint64_t>(memory, pointer + kSelfOffset) == pointer;
 }
 
-}  // namespace
-
-std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target) {
+std::optional<uint64_t> tid_offset_from_descriptor(const cpython::Target& target) {
   auto descriptor = target.find_symbol("_thread_db_pthread_tid");
   if (!descriptor) return std::nullopt;
   auto fields = cpython::read_value<std::array<uint32_t, 3>>(target.memory(), *descriptor);
@@ -26,8 +24,6 @@ std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target) {
     return std::nullopt;
   return (*fields)[2];
 }
-
-namespace {
 
 // The first offset where a thread with a known thread pointer keeps its LWP.
 std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace& memory,
@@ -47,12 +43,16 @@ std::optional<uint64_t> tid_offset_from_known_thread(const cpython::AddressSpace
 
 }  // namespace
 
-std::optional<uint64_t> pthread_tid_offset_of_pair(const cpython::AddressSpace& memory, uint64_t pointer,
-                                                   int64_t lwp) {
-  cpython::NativeThread known;
-  known.lwp = lwp;
-  known.fs_base = pointer;
-  return tid_offset_from_known_thread(memory, {known});
+std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target, std::span<const KnownThread> known) {
+  std::vector<cpython::NativeThread> threads;
+  for (const KnownThread& thread : known) {
+    cpython::NativeThread native;
+    native.lwp = thread.lwp;
+    native.fs_base = thread.pointer;
+    threads.push_back(native);
+  }
+  if (auto offset = tid_offset_from_known_thread(target.memory(), threads)) return offset;
+  return tid_offset_from_descriptor(target);
 }
 
 std::map<int64_t, uint64_t> thread_pointers_by_lwp(const cpython::Target& target,

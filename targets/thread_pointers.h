@@ -21,17 +21,11 @@ namespace hangpy::targets {
 // offset}: libc.so.6 from 2.34, libpthread.so.0 before), else from a thread whose fs_base is
 // known (a stopped one). A candidate must also look like a thread control block (its `self`
 // word, the third, points to itself). Threads no candidate fits keep fs_base 0.
-// `descriptor_offset`: pthread_tid_offset(target), looked up before the process was stopped;
+// `descriptor_offset`: pthread_tid_offset(), looked up before the process was stopped;
 // `known`: thread_pointers_by_lwp() read then too, used first (a thread in it costs no read).
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
                           std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset,
                           const std::map<int64_t, uint64_t>& known = {});
-
-// The same offset from a thread whose pthread_t and LWP are both known (a 3.11+ thread state
-// names both): where the LWP sits in its struct pthread. For a libc without the descriptor's
-// symbol (Debian's: it is in libc6-dbg's symbol table only).
-std::optional<uint64_t> pthread_tid_offset_of_pair(const cpython::AddressSpace& memory, uint64_t pointer,
-                                                   int64_t lwp);
 
 // The LWP each candidate's struct pthread holds, read with the process running: a live thread's
 // LWP never changes and its struct pthread is its own while it lives, so the stop needs none of
@@ -40,9 +34,16 @@ std::map<int64_t, uint64_t> thread_pointers_by_lwp(const cpython::Target& target
                                                    std::span<const uint64_t> candidates,
                                                    std::optional<uint64_t> descriptor_offset);
 
-// The offset of the LWP in glibc's struct pthread, from libthread_db's descriptor. The lookup
-// opens the file of every module until one has the symbol (libc is among the last mapped): 30 ms
-// for a process with 20 extension modules, which must not be spent while the process is stopped.
-std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target);
+// The offset of the LWP in glibc's struct pthread. From a thread whose pthread_t and LWP are
+// both known (`known`: 3.11+ thread states name both), a read of its struct pthread; else from
+// libthread_db's `_thread_db_pthread_tid` descriptor, a lookup that opens every module's file
+// until one has the symbol (libc is among the last mapped; Debian's libc has it only in
+// libc6-dbg's table): 30 ms for a process with 20 extension modules, which must be spent before
+// the process is stopped, and only where no thread state names its LWP.
+struct KnownThread {
+  uint64_t pointer = 0;  // pthread_t
+  int64_t lwp = 0;
+};
+std::optional<uint64_t> pthread_tid_offset(const cpython::Target& target, std::span<const KnownThread> known);
 
 }  // namespace hangpy::targets

@@ -414,9 +414,12 @@ TRACED_STOP_RUNS = 5
 
 
 def ptrace_windows(trace_text, pid):
-    """The stop windows an strace -f -ttt log of coreanalyze shows: from each first PTRACE_INTERRUPT
-    to the last PTRACE_DETACH before the next interrupt, as (start, end, [files opened inside])."""
-    windows, current = [], None
+    """The stop windows an strace -f -ttt log of coreanalyze shows, as (inner, outer, [files opened
+    inside]): inner from each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next
+    interrupt; outer from the setitimer that arms --max-stop's timer just before the interrupts to
+    the first call after the last detach (setitimer or sched_setscheduler, as the stop is let go).
+    coreanalyze's clock starts and stops between the two."""
+    windows, current, armed_at = [], None, None
     for line in trace_text.splitlines():
         fields = line.split(None, 2)
         if len(fields) < 3:
@@ -427,17 +430,23 @@ def ptrace_windows(trace_text, pid):
             continue
         call = fields[2]
         if call.startswith("ptrace(PTRACE_INTERRUPT"):
-            if current is None or current[1] is not None:
-                current = [at, None, []]
+            if current is None or current["end"] is not None:
+                current = {"start": at, "armed": armed_at if armed_at is not None else at, "end": None,
+                           "released": None, "opened": []}
                 windows.append(current)
         elif call.startswith("ptrace(PTRACE_DETACH") and current is not None:
-            current[1] = at
-        elif call.startswith("openat(") and current is not None and current[1] is None:
+            current["end"] = at
+        elif call.startswith(("setitimer(", "sched_setscheduler(")):
+            if current is not None and current["end"] is not None and current["released"] is None:
+                current["released"] = at
+            armed_at = at
+        elif call.startswith("openat(") and current is not None and current["end"] is None:
             path = call.split('"')[1] if '"' in call else call
             # Listing the threads again (threads started meanwhile) is the stop's own business.
             if path != "/proc/%d/task" % pid:
-                current[2].append(path)
-    return [tuple(window) for window in windows if window[1] is not None]
+                current["opened"].append(path)
+    return [((w["end"] - w["start"]) * 1000.0, ((w["released"] or w["end"]) - w["armed"]) * 1000.0, w["opened"])
+            for w in windows if w["end"] is not None]
 
 
 def traced_stop_case(coreanalyze, interpreter, workdir):
@@ -458,7 +467,8 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             return "stop windows traced", ["stop_window.py never got ready"]
         trace = os.path.join(workdir, "stop.trace")
         for _ in range(TRACED_STOP_RUNS):
-            result = subprocess.run(["strace", "-f", "-ttt", "-e", "trace=ptrace,openat", "-o", trace,
+            result = subprocess.run(["strace", "-f", "-ttt", "-e", "trace=ptrace,openat,setitimer,sched_setscheduler",
+                                     "-o", trace,
                                      coreanalyze, "--pid", str(program.pid), "--json"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
             if result.returncode != 0:
@@ -474,12 +484,13 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             if len(stops) != len(windows):
                 problems.append("stops_ms %r, but strace saw %d stop windows" % (stops, len(windows)))
                 continue
-            for (start, end, opened), stop in zip(windows, stops):
-                traced_ms = (end - start) * 1000.0
-                # The window coreanalyze measures starts just before the first interrupt and ends
-                # after the last detach returns: a little longer than the calls strace saw.
-                if stop < traced_ms - 0.5 or stop > traced_ms * 1.2 + 3.0:
-                    problems.append("a stop of %.3f ms reported for a window of %.3f ms traced" % (stop, traced_ms))
+            for (inner_ms, outer_ms, opened), stop in zip(windows, stops):
+                # coreanalyze's clock starts after arming the timer, before the first interrupt,
+                # and stops after the last detach returns, before letting go of the rest: the
+                # stop it reports lies between the two spans strace saw (timestamps to 1 us).
+                if stop < inner_ms - 0.01 or stop > outer_ms + 0.01:
+                    problems.append("a stop of %.3f ms reported for a window of %.3f ms traced (%.3f ms "
+                                    "from the timer armed to the stop let go)" % (stop, inner_ms, outer_ms))
                 if opened:
                     problems.append("opened %d file(s) while the process was stopped: %s"
                                     % (len(opened), ", ".join(opened[:3])))
