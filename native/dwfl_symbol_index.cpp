@@ -1,13 +1,15 @@
 #include "native/dwfl_symbol_index.h"
 
+#include "native/raw_symbol_table.h"
+
 #include <algorithm>
 #include <iterator>
 
 namespace hangpy::native {
 namespace {
 
-int binding_rank(const GElf_Sym& symbol) {
-  switch (GELF_ST_BIND(symbol.st_info)) {
+int binding_rank(unsigned binding) {
+  switch (binding) {
     case STB_GLOBAL: return 3;
     case STB_WEAK: return 2;
     case STB_LOCAL: return 1;
@@ -27,57 +29,103 @@ std::optional<SymbolAt> libdwfl_lookup(Dwfl_Module* module, uint64_t pc) {
   return SymbolAt{name, offset};
 }
 
+}  // namespace
+
 // One symbol of the module's table as the address search sees it; nullopt for those it skips.
 struct CodeSymbol {
   uint64_t start = 0;
   uint64_t size = 0;  // 0: a sizeless label
   int binding_rank = 0;
   size_t order = 0;
-  const char* name = nullptr;
+  const char* name = nullptr;  // nullptr until read (SymbolSource::name)
+  int index = 0;
 };
-
-std::optional<CodeSymbol> code_symbol(Dwfl_Module* module, int i, int count, int first_global) {
-  GElf_Sym symbol;
-  GElf_Addr address = 0;
-  GElf_Word section = 0;
-  const char* name = dwfl_module_getsym_info(module, i, &symbol, &address, &section, nullptr, nullptr);
-  const int type = GELF_ST_TYPE(symbol.st_info);
-  // The symbols libdwfl's address search considers, less data objects: a pc is in code, and
-  // leaving them out halves the index of an executable such as python's (sizeless ones: see
-  // find()). A nameless symbol is told by st_name 0, not by reading its name: that read lands
-  // at random in the string table (2.7 MB in libtorch_cpu's .dynstr) and cost 70% of building
-  // the index; find() checks the name of the one symbol it answers with.
-  if (name == nullptr || symbol.st_name == 0 || symbol.st_shndx == SHN_UNDEF ||
-      type == STT_SECTION || type == STT_FILE || type == STT_TLS || type == STT_OBJECT)
-    return std::nullopt;
-  // libdwfl searches the globals first, then the locals.
-  const size_t order = i >= first_global ? static_cast<size_t>(i - first_global)
-                                         : static_cast<size_t>(count + i);
-  return CodeSymbol{address, symbol.st_size, binding_rank(symbol), order, name};
-}
 
 // Whether `a` is preferred to `b` among the symbols covering a pc: the closest start, then at
 // equal starts a global over a weak over a local, then libdwfl's search order.
-bool preferred(const CodeSymbol& a, const CodeSymbol& b) {
+static bool preferred(const CodeSymbol& a, const CodeSymbol& b) {
   if (a.start != b.start) return a.start > b.start;
   if (a.binding_rank != b.binding_rank) return a.binding_rank > b.binding_rank;
   return a.order < b.order;
 }
 
-}  // namespace
+// The module's symbols as the address search reads them: from the raw table where it is
+// libdwfl's own (native/raw_symbol_table.h), else through libdwfl one call per symbol.
+class SymbolSource {
+ public:
+  explicit SymbolSource(Dwfl_Module* module)
+      : module_(module),
+        raw_(RawSymbolTable::of(module)),
+        count_(dwfl_module_getsymtab(module)),
+        first_global_(dwfl_module_getsymtab_first_global(module)) {}
 
-DwflSymbolIndex::DwflSymbolIndex(Dwfl_Module* module) : module_(module) {
-  const int count = dwfl_module_getsymtab(module);
-  const int first_global = dwfl_module_getsymtab_first_global(module);
-  for (int i = 1; i < count; ++i) {  // index 0 is the null symbol
-    const std::optional<CodeSymbol> symbol = code_symbol(module, i, count, first_global);
+  int count() const { return count_; }
+
+  // Symbol i as a candidate for a pc; nullopt for those the search skips: the symbols libdwfl's
+  // address search considers, less data objects: a pc is in code, and leaving them out halves
+  // the index of an executable such as python's (sizeless ones: see find()). A nameless symbol
+  // is told by st_name 0, not by reading its name: that read lands at random in the string table
+  // (2.7 MB in libtorch_cpu's .dynstr) and cost 70% of building the index; the name is read only
+  // for the symbols that cover a pc (CodeSymbol::name).
+  std::optional<CodeSymbol> symbol(int i) const {
+    return raw_ ? raw_symbol(i) : libdwfl_symbol(i);
+  }
+
+  const char* name(const CodeSymbol& symbol) const {
+    if (symbol.name != nullptr) return symbol.name;
+    const char* name = raw_->name(symbol.index);
+    return name != nullptr ? name : "";
+  }
+
+ private:
+  static bool skipped(int type, uint32_t name_offset, uint32_t section) {
+    return name_offset == 0 || section == SHN_UNDEF || type == STT_SECTION || type == STT_FILE ||
+           type == STT_TLS || type == STT_OBJECT;
+  }
+
+  // libdwfl searches the globals first, then the locals.
+  size_t order(int i) const {
+    return i >= first_global_ ? static_cast<size_t>(i - first_global_) : static_cast<size_t>(count_ + i);
+  }
+
+  std::optional<CodeSymbol> raw_symbol(int i) const {
+    const Elf64_Sym& entry = raw_->entry(i);
+    // A symbol of an unallocated section has no address in the process (libdwfl leaves its value
+    // unbiased, far below any loaded module): it never covers a pc.
+    if (skipped(ELF64_ST_TYPE(entry.st_info), entry.st_name, entry.st_shndx) ||
+        (entry.st_shndx < SHN_LORESERVE && !raw_->in_allocated_section(i)))
+      return std::nullopt;
+    return CodeSymbol{raw_->address(i), entry.st_size, binding_rank(ELF64_ST_BIND(entry.st_info)), order(i), nullptr, i};
+  }
+
+  std::optional<CodeSymbol> libdwfl_symbol(int i) const {
+    GElf_Sym symbol;
+    GElf_Addr address = 0;
+    GElf_Word section = 0;
+    const char* name = dwfl_module_getsym_info(module_, i, &symbol, &address, &section, nullptr, nullptr);
+    if (name == nullptr || skipped(GELF_ST_TYPE(symbol.st_info), symbol.st_name, symbol.st_shndx))
+      return std::nullopt;
+    return CodeSymbol{address, symbol.st_size, binding_rank(GELF_ST_BIND(symbol.st_info)), order(i), name, i};
+  }
+
+  Dwfl_Module* module_;
+  std::optional<RawSymbolTable> raw_;
+  int count_;
+  int first_global_;
+};
+
+
+DwflSymbolIndex::DwflSymbolIndex(Dwfl_Module* module)
+    : module_(module), source_(std::make_unique<SymbolSource>(module)) {
+  for (int i = 1; i < source_->count(); ++i) {  // index 0 is the null symbol
+    const std::optional<CodeSymbol> symbol = source_->symbol(i);
     if (!symbol) continue;
     if (symbol->size == 0) {
       sizeless_starts_.push_back(symbol->start);
       continue;
     }
     by_start_.push_back(Entry{symbol->start, symbol->start + symbol->size, symbol->binding_rank, symbol->order,
-                              symbol->name});
+                              symbol->name, symbol->index});
   }
   std::sort(by_start_.begin(), by_start_.end(), [](const Entry& a, const Entry& b) {
     if (a.start != b.start) return a.start < b.start;
@@ -88,6 +136,13 @@ DwflSymbolIndex::DwflSymbolIndex(Dwfl_Module* module) : module_(module) {
   max_end_.reserve(by_start_.size());
   for (const Entry& entry : by_start_)
     max_end_.push_back(std::max(entry.end, max_end_.empty() ? 0 : max_end_.back()));
+}
+
+DwflSymbolIndex::~DwflSymbolIndex() = default;
+
+const char* DwflSymbolIndex::name_of(const Entry& entry) const {
+  if (entry.name != nullptr) return entry.name;
+  return source_->name(CodeSymbol{entry.start, entry.end - entry.start, entry.binding_rank, entry.order, nullptr, entry.index});
 }
 
 std::optional<SymbolAt> DwflSymbolIndex::find(uint64_t pc) const {
@@ -105,10 +160,10 @@ std::optional<SymbolAt> DwflSymbolIndex::find(uint64_t pc) const {
     for (auto it = above; it != by_start_.begin(); ) {
       --it;
       if (best != nullptr && it->start != best->start) break;
-      if (pc < it->end && it->name[0] != '\0') best = &*it;
+      if (pc < it->end && name_of(*it)[0] != '\0') best = &*it;
       if (best == nullptr && ++steps > kMaxBackwardSteps) return libdwfl_lookup(module_, pc);
     }
-    if (best != nullptr) return SymbolAt{best->name, pc - best->start};
+    if (best != nullptr) return SymbolAt{name_of(*best), pc - best->start};
   }
   // No sized symbol covers pc. A sizeless assembly label at or above `reach` may: libdwfl's own
   // search weighs it against the section pc is in; without one, pc has no symbol.
@@ -130,10 +185,9 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
   // carried forward after the pass, they cost one binary search per symbol.
   std::vector<uint64_t> reach_from(n, 0);
   std::vector<std::optional<uint64_t>> label_from(n);
-  const int count = dwfl_module_getsymtab(module);
-  const int first_global = dwfl_module_getsymtab_first_global(module);
-  for (int i = 1; i < count; ++i) {
-    const std::optional<CodeSymbol> symbol = code_symbol(module, i, count, first_global);
+  const SymbolSource source(module);
+  for (int i = 1; i < source.count(); ++i) {
+    std::optional<CodeSymbol> symbol = source.symbol(i);
     if (!symbol) continue;
     const size_t from = static_cast<size_t>(std::lower_bound(pcs.begin(), pcs.end(), symbol->start) - pcs.begin());
     if (from == n) continue;
@@ -144,7 +198,8 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
     const uint64_t end = symbol->start + symbol->size;
     reach_from[from] = std::max(reach_from[from], end);
     for (size_t j = from; j < n && pcs[j] < end; ++j) {
-      if (symbol->name[0] == '\0') break;  // read for the few symbols that cover a pc
+      symbol->name = source.name(*symbol);  // read for the few symbols that cover a pc
+      if (symbol->name[0] == '\0') break;
       if (!best[j] || preferred(*symbol, *best[j])) best[j] = symbol;
     }
   }

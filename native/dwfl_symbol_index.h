@@ -12,19 +12,24 @@
 #include <elfutils/libdwfl.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace hangpy::native {
 
 struct SymbolAt {
-  const char* name = nullptr;  // owned by libdwfl's module, which outlives the index
-  uint64_t offset = 0;         // pc minus the symbol's address
+  std::string name;
+  uint64_t offset = 0;  // pc minus the symbol's address
 };
+
+class SymbolSource;
 
 class DwflSymbolIndex {
  public:
   explicit DwflSymbolIndex(Dwfl_Module* module);
+  ~DwflSymbolIndex();
 
   // The symbol covering `pc` (an address in the process); nullopt when no symbol does.
   std::optional<SymbolAt> find(uint64_t pc) const;
@@ -41,9 +46,13 @@ class DwflSymbolIndex {
     uint64_t end = 0;  // one past the last byte
     int binding_rank = 0;  // global 3, weak 2, local 1: higher is preferred at the same start
     size_t order = 0;  // libdwfl's search order, which decides among equal candidates
-    const char* name = nullptr;
+    const char* name = nullptr;  // nullptr until read (name_of)
+    int index = 0;  // in the module's symbol table
   };
+  const char* name_of(const Entry& entry) const;
+
   Dwfl_Module* module_;
+  std::unique_ptr<SymbolSource> source_;
   std::vector<Entry> by_start_;  // sized symbols, by start, the preferred first at equal starts
   std::vector<uint64_t> max_end_;  // max_end_[i]: the highest end among by_start_[0..i]
   std::vector<uint64_t> sizeless_starts_;  // sorted

@@ -1,8 +1,11 @@
 // The two ways the native symbolizer names a pc without libdwfl's own per-call scan of the whole
 // symbol table (native/dwfl_symbol_index.h): the index and the one pass over a few pcs. Both must
-// answer as dwfl_module_addrinfo does (but for pcs in data objects, which they leave out), on real libraries of this machine: libc (a .symtab with
-// locals, weak aliases and sizeless labels) and python3.11 (a big executable), at pcs inside,
-// at the start of, between and past their functions.
+// answer as dwfl_module_addrinfo does (but for pcs in data objects, which they leave out), on real
+// libraries of this machine: libc (a .symtab with locals, weak aliases and sizeless labels),
+// python3.11 (a big executable; with python3.11-dbg, a separate debug file's .symtab) and
+// libtorch_cpu (35,000 .dynsym entries), at pcs inside, at the start of, between and past their
+// functions. Both read the table raw where it is libdwfl's own (native/raw_symbol_table.h), and
+// these libraries must be such tables.
 #include <elfutils/libdwfl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "native/dwfl_symbol_index.h"
+#include "native/raw_symbol_table.h"
 
 using namespace hangpy;
 
@@ -33,7 +37,7 @@ Answer from(const std::optional<native::SymbolAt>& symbol) {
   return {true, symbol->name, symbol->offset};
 }
 
-void expect_same_answers(const char* path) {
+void expect_same_answers(const char* path, size_t max_pcs = 1500) {
   if (access(path, R_OK) != 0) GTEST_SKIP() << path << " is not installed";
   Dwfl* dwfl = dwfl_begin(&kOffline);
   ASSERT_NE(dwfl, nullptr);
@@ -58,7 +62,12 @@ void expect_same_answers(const char* path) {
   std::sort(pcs.begin(), pcs.end());
   pcs.erase(std::unique(pcs.begin(), pcs.end()), pcs.end());
   std::shuffle(pcs.begin(), pcs.end(), random);
-  pcs.resize(std::min<size_t>(pcs.size(), 1500));  // addrinfo scans the table per call
+  pcs.resize(std::min<size_t>(pcs.size(), max_pcs));  // addrinfo scans the table per call
+
+  // The raw read is taken, and its table is the one libdwfl searches.
+  const std::optional<native::RawSymbolTable> raw = native::RawSymbolTable::of(module);
+  ASSERT_TRUE(raw.has_value()) << path << ": its symbol table is not read raw";
+  EXPECT_EQ(raw->count(), count);
 
   const native::DwflSymbolIndex index(module);
   // The one pass in batches of a few pcs, as the symbolizer asks it.
@@ -96,4 +105,8 @@ TEST(SymbolLookup, IndexAndOnePassAnswerAsLibdwflOnLibc) {
 
 TEST(SymbolLookup, IndexAndOnePassAnswerAsLibdwflOnPython) {
   expect_same_answers("/usr/bin/python3.11");
+}
+
+TEST(SymbolLookup, IndexAndOnePassAnswerAsLibdwflOnLibtorch) {
+  expect_same_answers("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so", 300);
 }
