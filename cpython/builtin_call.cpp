@@ -77,6 +77,15 @@ std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
       if (auto wrapper = read_pointer(memory, *base + static_cast<uint64_t>(c.wrapper_base_wrapper)))
         functions.push_back(*wrapper);
     }
+    // The method-wrapper type's own call slot (wrapper_call), which runs before either: a
+    // breakpoint on it stops where neither has started (CPython's test_wrapper_call). Not for
+    // builtin_function_or_method, whose call slot runs every such call: there the C function
+    // itself tells which one runs.
+    auto type = read_pointer(memory, object + static_cast<uint64_t>(objects.layout().object.ob_type));
+    if (type && *type != 0) {
+      if (auto call = read_pointer(memory, *type + static_cast<uint64_t>(objects.layout().instances.type_call)))
+        functions.push_back(*call);
+    }
   }
   return functions;
 }
@@ -86,7 +95,8 @@ std::vector<uint64_t> c_functions(const ObjectReader& objects, uint64_t object,
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
                                             const FunctionRanges* ranges,
-                                            std::optional<ValueStackWindow> value_stack) {
+                                            std::optional<ValueStackWindow> value_stack,
+                                            std::span<const uint64_t> innermost_registers) {
   std::vector<BuiltinCall> calls;
   low = (low + 7) & ~uint64_t{7};
   if (high <= low || pcs.empty()) return calls;
@@ -124,24 +134,30 @@ std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_
                                      object + static_cast<uint64_t>(layout.object.ob_refcnt));
     return count && *count > 0;
   };
+  auto consider = [&](uint64_t word, bool stale_possible) {
+    word &= ~tag_mask;  // from 3.14 the eval loop passes tagged stack references
+    // Objects are 8-aligned and never on the stack range being scanned.
+    if (word < kLowestObjectAddress || (word & 7) != 0 || (word >= low && word < high)) return;
+    if (!seen.insert(word).second) return;
+    auto type = objects.type_name(word);
+    if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) return;
+    if (stale_possible && !module_function_alive(word, *type)) return;
+    auto functions = c_functions(objects, word, *type);
+    if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
+      candidates.push_back({word, std::move(functions)});
+  };
   auto scan = [&](uint64_t from, uint64_t size, bool stale_possible) {
     auto words = read_bytes(objects.memory(), from, size);
     if (!words) return;
     for (size_t at = 0; at + 8 <= words->size(); at += 8) {
       uint64_t word = 0;
       std::memcpy(&word, words->data() + at, 8);
-      word &= ~tag_mask;  // from 3.14 the eval loop passes tagged stack references
-      // Objects are 8-aligned and never on the stack range being scanned.
-      if (word < kLowestObjectAddress || (word & 7) != 0 || (word >= low && word < high)) continue;
-      if (!seen.insert(word).second) continue;
-      auto type = objects.type_name(word);
-      if (!type || (*type != "builtin_function_or_method" && *type != "method-wrapper")) continue;
-      if (stale_possible && !module_function_alive(word, *type)) continue;
-      auto functions = c_functions(objects, word, *type);
-      if (std::any_of(functions.begin(), functions.end(), runs_anywhere))
-        candidates.push_back({word, std::move(functions)});
+      consider(word, stale_possible);
     }
   };
+  // The innermost frame's registers first: at a breakpoint on a function's first instructions
+  // its arguments (the called object) are in registers and on no stack yet.
+  for (uint64_t value : innermost_registers) consider(value, false);
   scan(low, high - low, false);
   if (value_stack && (value_stack->base & 7) == 0) scan(value_stack->base, 8 * value_stack->slots, true);
   // Which frame runs each call (an unbounded pc belongs to the candidate function that starts

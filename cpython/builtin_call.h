@@ -43,10 +43,14 @@ struct BuiltinCall {
 // pc within a guessed span after the function's start counts. `value_stack` (none: not read) is
 // the calling Python frame's (value_stack.h); a slot above the stack's top may be stale, so there
 // only a module's function counts (sorted(), not a bound method), and only while alive (a freed
-// built-in kept on a free list still looks like one).
+// built-in kept on a free list still looks like one). `innermost_registers`, when the range
+// holds the thread's innermost frame, are that frame's register values: a breakpoint on a C
+// function's first instructions (wrapper_call) finds the called object there and on no stack.
+// A method-wrapper's C functions include its type's call slot (wrapper_call).
 std::vector<BuiltinCall> find_builtin_calls(const ObjectReader& objects, uint64_t low,
                                             uint64_t high, std::span<const uint64_t> pcs,
                                             const FunctionRanges* ranges,
-                                            std::optional<ValueStackWindow> value_stack = std::nullopt);
+                                            std::optional<ValueStackWindow> value_stack = std::nullopt,
+                                            std::span<const uint64_t> innermost_registers = {});
 
 }  // namespace hangpy::cpython

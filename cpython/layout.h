@@ -215,6 +215,7 @@ struct InstanceLayout {
   int32_t type_flags = 168;         // PyTypeObject.tp_flags
   int32_t type_dictoffset = 288;    // PyTypeObject.tp_dictoffset
   int32_t type_base = 256;          // PyTypeObject.tp_base: subclasses of a C type (Task)
+  int32_t type_call = 128;          // PyTypeObject.tp_call: what runs first when one is called
   // PyTypeObject.tp_members: a NULL-named-terminated array of PyMemberDef { name; int type;
   // Py_ssize_t offset; int flags; doc } (40 bytes each), which holds a class's __slots__.
   int32_t type_members = 240;

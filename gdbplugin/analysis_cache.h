@@ -63,6 +63,9 @@ class Session {
   struct SelectedStop {
     size_t stop = 0;
     std::optional<size_t> python_frame{};
+    // At a C call's line: the Python frame that made the call (the next older one), whose
+    // variables py-locals and py-print show there.
+    std::optional<size_t> calling_frame{};
   };
   std::optional<SelectedStop> selected_stop(int64_t lwp) const;
   void select_stop(int64_t lwp, SelectedStop stop) { selected_stops_[lwp] = stop; }

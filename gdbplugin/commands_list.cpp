@@ -48,7 +48,7 @@ LineRange parse_range(std::string_view argument) {
 
 void py_list(std::string_view argument) {
   LineRange range = parse_range(argument);
-  auto selected = selected_python_frame();
+  auto selected = selected_python_frame(AtCallLine::kRefuse);
   if (!selected) return;
   const cpython::PythonFrame& frame = *selected->frame;
   if (!frame.line) {

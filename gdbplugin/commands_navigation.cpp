@@ -35,7 +35,14 @@ void move(std::string_view argument, bool older) {
     return;
   }
   const size_t index = older ? (current ? *current + 1 : 0) : *current - 1;
-  session.select_stop(context.lwp, {index, stops[index].python_frame});
+  std::optional<size_t> calling_frame;
+  for (size_t older_stop = index + 1; !stops[index].python_frame && older_stop < stops.size(); ++older_stop) {
+    if (stops[older_stop].python_frame) {
+      calling_frame = stops[older_stop].python_frame;
+      break;
+    }
+  }
+  session.select_stop(context.lwp, {index, stops[index].python_frame, calling_frame});
   gdb_write(format_stop(stops[index], context));
 }
 
@@ -47,14 +54,16 @@ const CommandList kCommands{
      "Select and print the Python frame that called the selected one.\n"
      "Usage: py-up\n"
      "py-list, py-locals and py-print then work on that frame. It also stops at the C calls\n"
-     "py-bt prints a line for (\"<built-in method ...>\"), as libpython.py's does. The\n"
+     "py-bt prints a line for (\"<built-in method ...>\"), as libpython.py's does; there\n"
+     "py-locals and py-print show the variables of the Python frame that made the call. The\n"
      "selection is kept per thread until the process runs again.",
      py_up},
     {"py-down", "COMMAND_STACK",
      "Select and print the Python frame that the selected one called.\n"
      "Usage: py-down\n"
      "py-list, py-locals and py-print then work on that frame. It also stops at the C calls\n"
-     "py-bt prints a line for (\"<built-in method ...>\"), as libpython.py's does. The\n"
+     "py-bt prints a line for (\"<built-in method ...>\"), as libpython.py's does; there\n"
+     "py-locals and py-print show the variables of the Python frame that made the call. The\n"
      "selection is kept per thread until the process runs again.",
      py_down},
 };

@@ -25,7 +25,7 @@ const char* scope_name(cpython::Scope scope) {
 // one call runs Python-to-Python calls inline, down to the frame marked is_entry).
 void py_locals(std::string_view argument) {
   refuse_arguments("py-locals", argument);
-  auto selected = selected_python_frame();
+  auto selected = selected_python_frame(AtCallLine::kCallingFrame);
   if (!selected) return;
   cpython::VariableReader variables = variable_reader(*selected->context.analysis);
   const auto& frames = selected->context.thread->frames;
@@ -50,7 +50,7 @@ void py_locals(std::string_view argument) {
 void py_print(std::string_view argument) {
   std::string_view name = trim(argument);
   if (name.empty()) throw UserError("usage: py-print NAME");
-  auto selected = selected_python_frame();
+  auto selected = selected_python_frame(AtCallLine::kCallingFrame);
   if (!selected) return;
   cpython::VariableReader variables = variable_reader(*selected->context.analysis);
   auto found = variables.lookup(*selected->frame, name);

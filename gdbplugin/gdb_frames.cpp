@@ -34,6 +34,13 @@ std::optional<uint64_t> number_from(PyObject* object, const char* method, const 
   return result;
 }
 
+// The registers a called object may be in at a C function's first instructions: the argument
+// registers and the callee-saved ones, of x86-64 and of aarch64 (a name the frame's architecture
+// lacks reads nothing).
+constexpr const char* kObjectRegisters[] = {
+    "rdi", "rsi", "rdx", "rcx", "r8", "r9", "rbx", "rbp", "r12", "r13", "r14", "r15",
+    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28"};
+
 bool waits_for_gil(std::string_view name) {
   // take_gil, and the clones LTO makes of it (take_gil.lto_priv.0).
   return name == "take_gil" || name.starts_with("take_gil.");
@@ -75,6 +82,8 @@ std::vector<GdbFrame> selected_thread_frames(std::string_view eval_loop_function
     if (frames.empty()) {  // registers of the innermost frame: what the thread is waiting in
       if (auto call = number_from(frame.get(), "read_register", "orig_rax")) found.syscall = static_cast<int64_t>(*call);
       if (auto rdi = number_from(frame.get(), "read_register", "rdi")) found.first_argument = *rdi;
+      for (const char* name : kObjectRegisters)
+        if (auto value = number_from(frame.get(), "read_register", name)) found.registers.push_back(*value);
     }
     if (found.name == eval_loop_function) ++eval_frames;
     frames.push_back(std::move(found));
@@ -121,7 +130,7 @@ EvalLoopCalls eval_loop_calls(const std::vector<GdbFrame>& frames, const cpython
                                             cpython::kValueStackScanSlots)
               : std::nullopt;
       for (const auto& call : cpython::find_builtin_calls(objects, frames[start].sp, frames[end].sp,
-                                                          pcs, ranges, value_stack)) {
+                                                          pcs, ranges, value_stack, frames[start].registers)) {
         // libpython names the frame that calls the C function (cfunction_call, wrapper_call):
         // the one just outside it, unless that is the eval loop's own.
         size_t frame = start + std::min(call.frame, pcs.size() - 1);

@@ -24,6 +24,9 @@ struct GdbFrame {
   // argument (rdi): a futex() on the GIL's condition variable is a wait for the GIL.
   int64_t syscall = -1;
   uint64_t first_argument = 0;
+  // The innermost frame only: its argument and callee-saved registers, where a C function just
+  // entered keeps the object it was called with.
+  std::vector<uint64_t> registers;
 };
 
 // [begin, end) of the GIL's condition variables and mutexes in the target's memory (see

@@ -16,7 +16,7 @@ std::string no_python_frames_line(const ThreadContext& context) {
   return fmt::format("No Python frames in this thread (LWP {})\n", context.lwp);
 }
 
-std::optional<SelectedFrame> selected_python_frame() {
+std::optional<SelectedFrame> selected_python_frame(AtCallLine at_call_line) {
   Session& session = Session::instance();
   ThreadContext context = session.current_thread();
   if (!context.thread || context.thread->frames.empty()) {
@@ -25,11 +25,14 @@ std::optional<SelectedFrame> selected_python_frame() {
   }
   size_t index = 0;
   if (auto selected = session.selected_stop(context.lwp)) {
-    if (!selected->python_frame) {  // a C call's line: libpython has no Python frame there either
+    const std::optional<size_t> frame =
+        selected->python_frame ? selected->python_frame
+                               : at_call_line == AtCallLine::kCallingFrame ? selected->calling_frame : std::nullopt;
+    if (!frame) {  // a C call's line: libpython has no Python frame there either
       gdb_write("Unable to read information on python frame\n");
       return std::nullopt;
     }
-    index = *selected->python_frame;
+    index = *frame;
   }
   if (index >= context.thread->frames.size()) index = 0;
   return SelectedFrame{context, index, &context.thread->frames[index]};

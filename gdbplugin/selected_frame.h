@@ -20,9 +20,15 @@ struct SelectedFrame {
 // be read), so that `thread apply all <command>` goes on with the next thread.
 std::string no_python_frames_line(const ThreadContext& context);
 
+// What a command does when the selection is a C call's line (py-up stopped at
+// "<built-in method ...>"): refuse, as libpython's py-list does ("Unable to read information on
+// python frame"), or work on the Python frame that made the call, whose variables are the ones
+// in scope there (py-locals, py-print; CPython's test_print_after_up).
+enum class AtCallLine { kRefuse, kCallingFrame };
+
 // The selected Python frame; nullopt, after printing no_python_frames_line(), when the thread
 // has none. Throws like Session::current_thread().
-std::optional<SelectedFrame> selected_python_frame();
+std::optional<SelectedFrame> selected_python_frame(AtCallLine at_call_line);
 
 cpython::VariableReader variable_reader(const Analysis& analysis);
 

@@ -83,6 +83,7 @@ extern const Layout kPython27TraceRefs = [] {
   layout.instances.type_flags += kHeader;
   layout.instances.type_dictoffset += kHeader;
   layout.instances.type_base += kHeader;
+  layout.instances.type_call += kHeader;
   layout.instances.type_members += kHeader;
   layout.locks.lock_type = "thread.lock";
   layout.locks.rlock_type = "";

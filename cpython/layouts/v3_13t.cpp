@@ -121,6 +121,7 @@ extern const Layout kPython313t = [] {
   layout.instances.model = InstanceDictModel::kInlineValues;
   layout.instances.managed_dict = -8;  // MANAGED_DICT_OFFSET is one word before a free-threaded object
   layout.instances.type_basicsize = 48;  // type objects have the bigger header too
+  layout.instances.type_call = 144;
   layout.instances.type_flags = 184;
   layout.instances.type_dictoffset = 304;
   layout.instances.type_base = 272;

@@ -74,6 +74,7 @@ extern const Layout kPython37TraceRefs = [] {
                          &layout.variables.dict_keys, &layout.variables.dict_values,
                          &layout.instances.type_basicsize, &layout.instances.type_flags,
                          &layout.instances.type_dictoffset, &layout.instances.type_base,
+                         &layout.instances.type_call,
                          &layout.instances.type_members, &layout.callables.cfunction_method_def,
                          &layout.callables.cfunction_self, &layout.callables.method_wrapper_descriptor,
                          &layout.callables.method_wrapper_self,

@@ -6,7 +6,9 @@
   process without Python; a corrupted frame pointer in a throwaway process (gdb must answer
   the next command); py-tasks on asyncio tasks (live, on a gcore, and with a task's memory
   overwritten) against the program's own view of them, and on a process without asyncio;
-  `load` with another argument; help text of every command.
+  `load` with another argument; help text of every command; two of CPython's own test_gdb
+  cases (cpython_gdb_cases.py: py-print after py-up stopped at a C call's line, and py-bt at a
+  breakpoint on wrapper_call).
 
   test_gdb_commands.py --interpreter debian-3.11 --hangpy-init build/gdbplugin/hangpy.gdb
 
@@ -25,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 sys.path.insert(0, HERE)
 import cores  # noqa: E402
+import cpython_gdb_cases  # noqa: E402
 import gdb_compare  # noqa: E402
 import gdb_session  # noqa: E402
 import interpreters  # noqa: E402
@@ -561,6 +564,10 @@ def main():
          lambda checks: run_corrupted_frame_pointer(interpreter, args.hangpy_init, checks)),
         ("py-tasks", lambda checks: run_asyncio_tasks(options, interpreter, checks)),
         ("load and help", lambda checks: run_loading_and_help(options, checks)),
+        ("CPython's test_print_after_up",
+         lambda checks: cpython_gdb_cases.run_print_after_up(options, interpreter, checks)),
+        ("CPython's test_wrapper_call",
+         lambda checks: cpython_gdb_cases.run_wrapper_call(options, interpreter, checks)),
     ]
     results = Results()
     for name, case in cases:
