@@ -50,6 +50,11 @@ void parse_document(TriageOutcome& outcome, std::string& text, const std::string
     outcome.exit_code = kExitBadInput;
     return;
   }
+  if (records->empty()) {  // "[]": a document of no process
+    outcome.error = fmt::format("{}: no process in the document", name);
+    outcome.exit_code = kExitBadInput;
+    return;
+  }
   outcome.processes = std::move(*records);
 }
 
@@ -100,7 +105,8 @@ TriageOutcome read_json_input(const TriageInput& input, WorkerScratch& scratch) 
 // coreanalyze --json on one core or PID in a child; its stdout is the document, its stderr's last
 // line the reason when it fails. Every descriptor is close-on-exec, so that a child started by
 // another worker at the same time never holds this one's pipe open.
-TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::string>& child_arguments) {
+TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::string>& child_arguments,
+                               triage::ParseScratch& parse) {
   TriageOutcome outcome;
   std::vector<std::string> arguments = {"coreanalyze", "--json"};
   arguments.insert(arguments.end(), child_arguments.begin(), child_arguments.end());
@@ -158,7 +164,7 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
   // A partial result (5) or a snapshot not written (7) still printed the document.
   if (!document.empty() && (outcome.exit_code == kExitSuccess || outcome.exit_code == kExitPartial ||
                             outcome.exit_code == kExitSnapshotFailed)) {
-    parse_document(outcome, document, input.name);
+    parse_document(outcome, document, input.name, &parse);
     if (outcome.processes.empty() && outcome.error.empty())
       outcome.error = fmt::format("{}: no process could be read", input.name);
     return outcome;
@@ -173,7 +179,7 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
 TriageOutcome analyse_one(const TriageInput& input, const std::vector<std::string>& child_arguments,
                           WorkerScratch& scratch) {
   if (input.kind == TriageInput::Kind::kJson) return read_json_input(input, scratch);
-  return analyse_in_child(input, child_arguments);
+  return analyse_in_child(input, child_arguments, scratch.parse);
 }
 
 void draw_progress(size_t done, size_t total) {
@@ -187,15 +193,29 @@ void draw_progress(size_t done, size_t total) {
 }  // namespace
 
 std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>& inputs,
-                                                 const TriageAnalysisOptions& options) {
+                                                 const TriageAnalysisOptions& options,
+                                                 std::vector<triage::ProcessRecord>* first_processes) {
   std::vector<TriageOutcome> outcomes(inputs.size());
+  if (first_processes != nullptr) {
+    first_processes->clear();
+    first_processes->resize(inputs.size());
+  }
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
   std::atomic<size_t> next{0}, done{0};
+  triage::SharingPool sharing;  // the records keep what they share after it goes
   auto work = [&] {
     WorkerScratch scratch;
+    scratch.parse.sharing = &sharing;
     for (size_t i = next++; i < inputs.size(); i = next++) {
       outcomes[i] = analyse_one(inputs[i], options.child_arguments, scratch);
+      std::vector<triage::ProcessRecord>& processes = outcomes[i].processes;
+      outcomes[i].process_count = processes.size();
+      if (first_processes != nullptr && !processes.empty()) {
+        (*first_processes)[i] = std::move(processes.front());
+        processes.erase(processes.begin());
+        if (processes.empty()) processes.shrink_to_fit();
+      }
       done++;
     }
   };

@@ -20,6 +20,7 @@ struct TriageOutcome {
   int exit_code = 0;                             // the analysis's (coreanalyze's exit codes)
   std::string error;                             // one line when processes is empty
   std::vector<std::string> warnings;             // one line each: what of the input was cut
+  size_t process_count = 0;                      // how many processes it gave (first one included)
 };
 
 struct TriageAnalysisOptions {
@@ -28,8 +29,13 @@ struct TriageAnalysisOptions {
   bool progress = false;                     // a bar on stderr (only when it is a terminal)
 };
 
-// One outcome per input, in the inputs' order.
+// One outcome per input, in the inputs' order. With `first_processes`, each input's first
+// process is moved, as soon as it is read, to (*first_processes)[i] (resized to one per input;
+// a default record where the input gave none) and its outcome keeps the rest: the records of a
+// fleet are then made in the vector the triage reads, and no second copy of each one's fixed
+// part (400 bytes: 40 MB at 100,000 ranks) is held while they move there.
 std::vector<TriageOutcome> analyse_triage_inputs(const std::vector<TriageInput>& inputs,
-                                                 const TriageAnalysisOptions& options);
+                                                 const TriageAnalysisOptions& options,
+                                                 std::vector<triage::ProcessRecord>* first_processes = nullptr);
 
 }  // namespace hangpy::jobs

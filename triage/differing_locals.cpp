@@ -73,7 +73,7 @@ std::optional<std::string> differing_locals(const Triage& triage, int odd, int m
                             const std::string& name) -> std::optional<std::string> {
     std::optional<std::string> value;
     for (const ThreadRecord* thread : threads) {
-      const Locals& locals = thread->python_locals[depth];
+      const FrameLocals& locals = thread->python_locals[depth];
       auto found = std::find_if(locals.begin(), locals.end(), [&](const auto& v) { return v.first == name; });
       if (found == locals.end() || !comparable(found->second)) return std::nullopt;
       if (value && *value != found->second) return std::nullopt;

@@ -87,7 +87,19 @@ void add_blocked_on(JsonView blocked, ThreadRecord& record) {
   }
 }
 
-ThreadRecord thread_record(JsonView thread, std::optional<int64_t> pid) {
+FrameLocals frame_locals(FrameLocals::Entries&& entries, SharingPool* pool) {
+  if (pool != nullptr) return pool->intern(std::move(entries));
+  if (entries.empty()) return FrameLocals();
+  return FrameLocals(std::make_shared<const FrameLocals::Entries>(std::move(entries)));
+}
+
+FrameList frame_list(FrameList::Frames&& frames, SharingPool* pool) {
+  if (pool != nullptr) return pool->intern(std::move(frames));
+  if (frames.empty()) return FrameList();
+  return FrameList(std::make_shared<FrameList::Frames>(std::move(frames)));
+}
+
+ThreadRecord thread_record(JsonView thread, std::optional<int64_t> pid, SharingPool* pool) {
   ThreadRecord record;
   record.native_thread_id = thread["native_thread_id"].integer();
   record.thread_id = thread["thread_id"].integer();
@@ -95,21 +107,26 @@ ThreadRecord thread_record(JsonView thread, std::optional<int64_t> pid) {
   JsonView frames = thread["frames"];
   if (frames.is_array()) {
     bool any_locals = false;
-    std::vector<std::vector<std::pair<std::string, std::string>>> locals;
-    record.python_frames.reserve(frames.size());
+    std::vector<FrameLocals> locals;
+    FrameList::Frames python_frames;
+    python_frames.reserve(frames.size());
     for (JsonView frame : frames) {
       if (!frame.is_object()) continue;
-      record.python_frames.push_back(python_frame(frame));
-      locals.emplace_back();
+      python_frames.push_back(python_frame(frame));
       JsonView variables = frame["locals"];
-      if (!variables.is_array()) continue;
-      any_locals = true;
-      for (JsonView variable : variables) {
-        auto name = variable["name"].string();
-        auto repr = variable["repr"].string();
-        if (name && repr) locals.back().emplace_back(std::move(*name), std::move(*repr));
+      FrameLocals::Entries entries;
+      if (variables.is_array()) {
+        any_locals = true;
+        entries.reserve(variables.size());
+        for (JsonView variable : variables) {
+          auto name = variable["name"].string();
+          auto repr = variable["repr"].string();
+          if (name && repr) entries.emplace_back(std::move(*name), std::move(*repr));
+        }
       }
+      locals.push_back(frame_locals(std::move(entries), pool));
     }
+    record.python_frames = frame_list(std::move(python_frames), pool);
     if (any_locals) record.python_locals = std::move(locals);
   }
   record.native_frames = native_frames_of(thread);
@@ -208,7 +225,7 @@ void add_ends(JsonView process, ProcessRecord& record) {
   }
 }
 
-Expected<ProcessRecord> process_record(JsonView document, const std::string& source) {
+Expected<ProcessRecord> process_record(JsonView document, const std::string& source, SharingPool* pool) {
   if (!document.is_object())
     return make_error(ErrorKind::kInvalidInput, fmt::format("{}: not a coreanalyze --json document", source));
   JsonView threads = document["threads"];
@@ -224,11 +241,11 @@ Expected<ProcessRecord> process_record(JsonView document, const std::string& sou
   add_ends(process, record);
   record.threads.reserve(threads.size());
   for (JsonView thread : threads)
-    if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid));
+    if (thread.is_object()) record.threads.push_back(thread_record(thread, record.labels.pid, pool));
   // --native-all: the threads that run no Python, by their native stacks alone.
   for (JsonView thread : document["threads_without_python"]) {
     if (!thread["native_stack"].present()) continue;
-    ThreadRecord native_only = thread_record(thread, record.labels.pid);
+    ThreadRecord native_only = thread_record(thread, record.labels.pid, pool);
     if (native_only.native_frames) record.threads.push_back(std::move(native_only));
   }
   add_look(document, record);
@@ -291,13 +308,14 @@ Expected<std::vector<ProcessRecord>> records_from_text(std::string& text, const 
   if (root.is_array()) {
     records.reserve(root.size());
     for (size_t i = 0; i < root.size(); ++i) {
-      auto record = process_record(root.at(i), root.size() == 1 ? source : fmt::format("{}[{}]", source, i));
+      auto record = process_record(root.at(i), root.size() == 1 ? source : fmt::format("{}[{}]", source, i),
+                                   memory.sharing);
       if (!record) return std::unexpected(record.error());
       records.push_back(std::move(*record));
     }
     return records;
   }
-  auto record = process_record(root, source);
+  auto record = process_record(root, source, memory.sharing);
   if (!record) return std::unexpected(record.error());
   records.push_back(std::move(*record));
   return records;

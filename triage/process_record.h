@@ -13,31 +13,23 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "triage/frame.h"
+#include "triage/frame_locals.h"
 #include "triage/labels.h"
+#include "triage/sharing_pool.h"
 #include "triage/string_limit.h"
 
 namespace hangpy::triage {
-
-struct Frame {
-  enum class Kind { kPython, kNative };
-  Kind kind = Kind::kPython;
-  std::string function;     // Python: co_qualname; native: the demangled symbol, or "??"
-  std::string file;         // Python: the source file; native: the module, as the core names it
-  std::optional<int> line;  // Python only
-  // How many more times the same frame follows it in a recursion the document folded ("repeated"):
-  // part of what the frame is, so that stacks of different depths stay apart.
-  uint64_t repeated = 0;
-  bool operator==(const Frame&) const = default;
-};
 
 struct ThreadRecord {
   std::optional<int64_t> native_thread_id;
   std::optional<std::string> name;
   bool main_thread = false;
-  std::vector<Frame> python_frames;  // outermost first
+  FrameList python_frames;  // outermost first; shared with the records in the same frames
   // Each Python frame's arguments and locals as (name, repr), parallel to python_frames; empty
-  // when the document has none (an analysis without --locals).
-  std::vector<std::vector<std::pair<std::string, std::string>>> python_locals;
+  // when the document has none (an analysis without --locals). Shared with the other records
+  // whose frame holds the same values where the parse had a SharingPool.
+  std::vector<FrameLocals> python_locals;
   // The native stack with the Python frames spliced in (--native), outermost first; absent when
   // the document has none for this thread.
   std::optional<std::vector<Frame>> native_frames;
@@ -106,9 +98,11 @@ nlohmann::json parse_bounded_json(const std::string& text, size_t& cut);
 //
 // `scratch`, when given, is memory kept from one document to the next by the caller (a worker of
 // many documents): the parse's values come from its first megabyte, so 10,000 documents cost no
-// malloc, free and first-touch page faults of their own.
+// malloc, free and first-touch page faults of their own. Its `sharing`, when set, is the pool the
+// stacks and frames' values are shared through (sharing_pool.h), one for every worker of a triage.
 struct ParseScratch {
   std::vector<char> pool;
+  SharingPool* sharing = nullptr;
 };
 Expected<std::vector<ProcessRecord>> records_from_text(std::string& text, const std::string& source, size_t& cut,
                                                        ParseScratch* scratch = nullptr);

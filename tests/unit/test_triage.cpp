@@ -248,8 +248,8 @@ TEST(TriageVerdict, TheSameProcessGivenTwiceCountsOnce) {
 
 TEST(TriageVerdict, GroupsInDifferentCollectivesCanNeverMeet) {
   std::vector<ProcessRecord> records = job(4, {});
-  records[3].threads[0].python_frames[1].line = 95;
-  records[3].threads[0].python_frames[2].function = "barrier";
+  records[3].threads[0].python_frames.edit(1).line = 95;
+  records[3].threads[0].python_frames.edit(2).function = "barrier";
   Triage triage = merge(std::move(records));
   ASSERT_EQ(triage.verdict.lines.size(), 3u) << triage.verdict.text;
   EXPECT_EQ(triage.verdict.lines[0], "the odd one out: rank 3 (PID 1003) in `barrier` at train.py:95");
@@ -435,6 +435,40 @@ TEST(TriageRecords, HostileTextIsBoundedNotFatal) {
   EXPECT_FALSE(records_from_text(truncated, "cut.json", cut).has_value());
 }
 
+// Ranks of one job hold the same values in most frames: parsed through one SharingPool (as the
+// triage's workers do), those frames' values are held once for all ranks, and a frame whose
+// values differ (the rank number) keeps its own, which the locals verdict still reads.
+TEST(TriageRecords, FramesWithTheSameValuesShareThemAcrossRanks) {
+  SharingPool pool;
+  ParseScratch scratch;
+  scratch.sharing = &pool;
+  std::vector<ProcessRecord> ranks;
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = fmt::format(
+        R"J({{"process": {{"pid": {0}, "labels": {{"rank": {1}}}}}, "threads": [{{"native_thread_id": {0},
+        "frames": [{{"qualname": "main", "file": "t.py", "line": 9, "locals": [{{"name": "lr", "repr": "0.01"}},
+        {{"name": "model", "repr": "Net(layers=12)"}}]}},
+        {{"qualname": "step", "file": "t.py", "line": 3, "locals": [{{"name": "rank", "repr": "{1}"}}]}},
+        {{"qualname": "wait", "file": "t.py", "line": 1, "locals": []}}]}}]}})J",
+        100 + rank, rank);
+    size_t cut = 0;
+    auto records = records_from_text(text, fmt::format("rank{}.json", rank), cut, &scratch);
+    ASSERT_TRUE(records.has_value()) << records.error().describe();
+    ranks.push_back(std::move(records->front()));
+  }
+  auto values = [&](int rank, size_t frame) { return &*ranks[rank].threads.at(0).python_locals.at(frame).begin(); };
+  EXPECT_EQ(values(0, 0), values(1, 0));  // one copy of main's values
+  EXPECT_EQ(values(0, 0), values(2, 0));
+  EXPECT_NE(values(0, 1), values(1, 1));  // each rank's own `rank`
+  EXPECT_EQ(ranks[2].threads.at(0).python_locals.at(1).at(0), (FrameLocals::Entry{"rank", "2"}));
+  EXPECT_TRUE(ranks[1].threads.at(0).python_locals.at(2).empty());  // a frame with no values
+  EXPECT_EQ(pool.distinct_locals(), 4u);  // main's, and three ranks'
+  // The same three frames: one stack for the three ranks.
+  EXPECT_EQ(&ranks[0].threads.at(0).python_frames.front(), &ranks[2].threads.at(0).python_frames.front());
+  EXPECT_EQ(pool.distinct_stacks(), 1u);
+  EXPECT_EQ(ranks[1].threads.at(0).python_frames.at(1).function, "step");
+}
+
 namespace {
 
 // coreanalyze --json's "asyncio" task (docs/json-schema.md): coroutine_stack innermost first.
@@ -615,8 +649,8 @@ TEST(TriageAsyncio, ThousandsOfTasksAlikeAreCountedNotListed) {
 // group (the rank itself) and those that name an address are not.
 TEST(TriageVerdict, LocalsThatSetTheOddRankApart) {
   std::vector<ProcessRecord> records = job(4, {});
-  records[3].threads[0].python_frames[1].line = 95;
-  records[3].threads[0].python_frames[2].function = "barrier";
+  records[3].threads[0].python_frames.edit(1).line = 95;
+  records[3].threads[0].python_frames.edit(2).function = "barrier";
   for (int rank = 0; rank < 4; ++rank) {
     ThreadRecord& main = records[rank].threads[0];
     main.python_locals.assign(main.python_frames.size(), {});
@@ -638,7 +672,7 @@ TEST(TriageVerdict, LocalsThatSetTheOddRankApart) {
 // no cause: where the frames stopped at the same line, nothing is added; where not, the line says so.
 TEST(TriageVerdict, LocalsOfFramesStoppedAtTheSameLineNeedNoCaveat) {
   std::vector<ProcessRecord> records = job(4, {});
-  records[3].threads[0].python_frames[2].function = "barrier";  // the same line 88 of `train`
+  records[3].threads[0].python_frames.edit(2).function = "barrier";  // the same line 88 of `train`
   for (int rank = 0; rank < 4; ++rank) {
     ThreadRecord& main = records[rank].threads[0];
     main.python_locals.assign(main.python_frames.size(), {});
@@ -777,8 +811,8 @@ TEST(TriageAbsentRanks, SpawnsParentSaysHowManyRanks) {
 TEST(TriageVerdict, TiedGroupsInDifferentCollectivesCanNeverMeet) {
   std::vector<ProcessRecord> records = job(4, {});
   for (int rank : {2, 3}) {
-    records[rank].threads[0].python_frames[1].line = 95;
-    records[rank].threads[0].python_frames[2].function = "barrier";
+    records[rank].threads[0].python_frames.edit(1).line = 95;
+    records[rank].threads[0].python_frames.edit(2).function = "barrier";
   }
   Triage triage = merge(std::move(records));
   EXPECT_EQ(triage.verdict.kind, Verdict::Kind::kNoMajority);
