@@ -7,6 +7,7 @@ tree is checked against the tree.
   it, is the number of entries of install-deps' `build` list;
 - the size README.md gives the bundled example core (whole, and compressed) is its size;
 - every relative link of README.md names a file of the repository;
+- CONTRIBUTING.md states no measured time (each run prints its own) and names every fuzz target;
 - the demo's output as README.md shows it is what coreanalyze prints for the bundled example core
   (run as scripts/demo runs it): every line of the excerpt, in order, "..." standing for lines
   left out.
@@ -105,6 +106,22 @@ def main():
         if abs(whole - int(found.group(1))) > whole * 0.05:
             problems.append("whole: README says %s KB, the core is %.0f" % (found.group(1), whole))
     results.check("the example core's size, as README.md gives it", problems)
+
+    # CONTRIBUTING states no time no test checks: a run's cost is in its own last line
+    # (scripts/test-report). What may stand: CI's budget, and the fuzzers' seconds (a setting).
+    contributing = read("CONTRIBUTING.md")
+    allowed = {"45 minutes", "30 s"}
+    stated = [match.group(0) for match in re.finditer(r"\b\d+(\.\d+)? ?(min|minutes|seconds|s)\b", contributing)
+              if match.group(0) not in allowed]
+    results.check("CONTRIBUTING.md states no measured time (%s)" % ", ".join(sorted(allowed)),
+                  ["CONTRIBUTING.md states %r: measured times go in the run's output and the closing notes" % text
+                   for text in stated])
+    # Every fuzz target is named where the fuzzers are described.
+    targets = sorted(name[:-len(".cpp")] for name in os.listdir(os.path.join(TOP, "fuzz"))
+                     if name.startswith("fuzz_") and name.endswith(".cpp"))
+    results.check("CONTRIBUTING.md names each of the %d fuzz targets" % len(targets),
+                  ["%s is not named in CONTRIBUTING.md" % target for target in targets
+                   if "`%s`" % target not in contributing])
 
     missing = []
     for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme):
