@@ -44,9 +44,12 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
 std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis) {
   std::set<int64_t> vague;
   for (size_t i = 0; i < diagnosis.threads.size() && i < stacks.threads.size(); ++i) {
-    const diagnosis::WaitKind kind = diagnosis.threads[i].blocked_on.kind;
-    if ((kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown) &&
-        stacks.threads[i].native_thread_id)
+    const diagnosis::ThreadDiagnosis& thread = diagnosis.threads[i];
+    const diagnosis::WaitKind kind = thread.blocked_on.kind;
+    const bool unexplained = kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown ||
+                             kind == diagnosis::WaitKind::kRunning ||
+                             (thread.gil == diagnosis::GilState::kUnknown && !diagnosis.no_gil);
+    if (unexplained && stacks.threads[i].native_thread_id)
       vague.insert(static_cast<int64_t>(*stacks.threads[i].native_thread_id));
   }
   return vague;

@@ -40,34 +40,29 @@ diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
   }
   const cpython::AddressSpace& memory = analysis.target->memory();
   // Registers and Python frames say most; gdb's unwinder (about 1 ms a frame) is asked only for
-  // the threads they leave unexplained: running, in an unknown system call, a GIL state unknown.
-  diagnosis::ProcessDiagnosis first = analysis::diagnose_threads(memory, *analysis.stacks, nullptr, facts);
-  std::set<int64_t> unexplained;
-  for (size_t i = 0; i < first.threads.size(); ++i) {
-    const diagnosis::ThreadDiagnosis& thread = first.threads[i];
-    const auto kind = thread.blocked_on.kind;
-    const bool vague = kind == diagnosis::WaitKind::kRunning || kind == diagnosis::WaitKind::kSyscall ||
-                       kind == diagnosis::WaitKind::kUnknown ||
-                       (thread.gil == diagnosis::GilState::kUnknown && !first.no_gil);
-    const auto& lwp = analysis.stacks->threads[i].native_thread_id;
-    if (vague && lwp) unexplained.insert(static_cast<int64_t>(*lwp));
-  }
-  if (unexplained.empty()) return first;
-  diagnosis::NativeStacks native;
-  for (ThreadWaitState& state : thread_wait_states(kNativeFramesPerThread, unexplained)) {
-    if (state.frame_names.empty()) continue;
-    // gdb's names are the frames' only facts here: no Python frames are spliced in, which the
-    // diagnosis does not need (it reads Python frames from the analysis).
-    native::MergedStack stack;
-    stack.lwp = state.lwp;
-    for (std::string& name : state.frame_names) {
-      native::NativeFrame frame;
-      frame.symbol = std::move(name);
-      stack.frames.push_back(native::MergedFrame{frame, std::nullopt});
+  // the threads analysis::vague_threads names (the rule coreanalyze follows too), and for a
+  // collective's backend workers.
+  diagnosis::ProcessDiagnosis diagnosis = analysis::diagnose_threads(memory, *analysis.stacks, nullptr, facts);
+  auto unwind = [](const cpython::ProcessStacks&, const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+    report::MergedStacks native;
+    for (ThreadWaitState& state : thread_wait_states(kNativeFramesPerThread, lwps)) {
+      if (state.frame_names.empty()) continue;
+      // gdb's names are the frames' only facts here: no Python frames are spliced in, which the
+      // diagnosis does not need (it reads Python frames from the analysis).
+      native::MergedStack stack;
+      stack.lwp = state.lwp;
+      for (std::string& name : state.frame_names) {
+        native::NativeFrame frame;
+        frame.symbol = std::move(name);
+        stack.frames.push_back(native::MergedFrame{frame, std::nullopt});
+      }
+      native.emplace(state.lwp, std::move(stack));
     }
-    native.emplace(state.lwp, std::move(stack));
-  }
-  return analysis::diagnose_threads(memory, *analysis.stacks, &native, facts);
+    if (native.empty()) return std::nullopt;
+    return native;
+  };
+  analysis::diagnose_with_native_stacks(memory, *analysis.stacks, facts, unwind, diagnosis);
+  return diagnosis;
 }
 
 }  // namespace hangpy::gdbplugin
