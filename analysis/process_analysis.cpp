@@ -46,9 +46,11 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
   for (size_t i = 0; i < diagnosis.threads.size() && i < stacks.threads.size(); ++i) {
     const diagnosis::ThreadDiagnosis& thread = diagnosis.threads[i];
     const diagnosis::WaitKind kind = thread.blocked_on.kind;
+    // Not a wait the diagnosis names (a lock, a collective, a child) whose GIL state alone is
+    // unknown: 2.7 and 3.6 keep no GIL holder to read, and every thread of theirs would be
+    // unwound for a word the report does not need.
     const bool unexplained = kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown ||
-                             kind == diagnosis::WaitKind::kRunning ||
-                             (thread.gil == diagnosis::GilState::kUnknown && !diagnosis.no_gil);
+                             kind == diagnosis::WaitKind::kRunning;
     if (unexplained && stacks.threads[i].native_thread_id)
       vague.insert(static_cast<int64_t>(*stacks.threads[i].native_thread_id));
   }

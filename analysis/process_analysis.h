@@ -79,9 +79,9 @@ using NativeForDiagnosis =
     std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
 
 // The threads of `diagnosis` that native frames may explain: in a system call the diagnosis
-// names no object of, in none it knows, running (in C code the Python frames do not show), or
-// whose hold on the GIL is unknown (take_gil in the native frames says). The one rule for every
-// shell: coreanalyze (a core's or a live process's unwinder) and gdb (its own) unwind these.
+// names no object of, in none it knows, or running (in C code the Python frames do not show:
+// take_gil, a C library's wait). The one rule for every shell: coreanalyze (a core's or a live
+// process's unwinder) and gdb (its own) unwind these.
 std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis);
 
 // Whether a thread waits in a torch.distributed collective: then the backend's own threads (gloo's
