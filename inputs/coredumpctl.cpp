@@ -1,20 +1,17 @@
 #include "inputs/coredumpctl.h"
 
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "base/child_process.h"
 #include "base/last_line.h"
-
-extern char** environ;
 
 namespace hangpy::inputs {
 namespace {
@@ -46,41 +43,23 @@ Expected<std::string> core_from_coredumpctl(const std::string& match) {
                                                   "directory: {}", std::strerror(errno)));
   }
   const std::string core = directory_template + "/core";
-  const std::string errors = directory_template + "/stderr";
-  const std::string output_option = "--output=" + core;
-  std::vector<std::string> arguments = {*program, "dump", "--no-pager", "-q", match, output_option};
-  std::vector<char*> argv;
-  for (auto& argument : arguments) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t child = 0;
-  int spawned = posix_spawn(&child, program->c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  if (spawned == 0) {
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  std::stringstream said;
-  said << std::ifstream(errors).rdbuf();
+  ChildCommand command({*program, "dump", "--no-pager", "-q", match, "--output=" + core}, std::nullopt, true,
+                       std::string("/dev/null"));
+  command.program = *program;
+  command.stdout_to_null = true;
+  // coredumpctl writes a core of any size from the journal's store: minutes at most.
+  const ChildResult ran = run_child(command, std::chrono::minutes(10));
   // The core stays open through its descriptor; its name and the directory go now.
   int fd = open(core.c_str(), O_RDONLY | O_CLOEXEC);
   unlink(core.c_str());
-  unlink(errors.c_str());
   rmdir(directory_template.c_str());
-  if (spawned != 0) {
+  if (!ran.started) {
     if (fd >= 0) close(fd);
-    return make_error(ErrorKind::kIo, fmt::format("--coredumpctl: cannot run {}: {}", *program,
-                                                  std::strerror(spawned)));
+    return make_error(ErrorKind::kIo, fmt::format("--coredumpctl: cannot run {}", ran.start_error));
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || fd < 0) {
+  if (ran.exit_code != 0 || ran.timed_out || fd < 0) {
     if (fd >= 0) close(fd);
-    std::string why = last_line(said.str());
+    std::string why = ran.timed_out ? std::string("it ran past 10 minutes and was stopped") : last_line(ran.errors);
     if (why.empty()) why = "it wrote no core";
     return make_error(ErrorKind::kInvalidInput,
                       fmt::format("--coredumpctl {}: coredumpctl dump failed: {}", match, why));

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "jobs/child_process.h"
+#include "base/child_process.h"
 #include "jobs/collect_node.h"
 #include "jobs/collect_options.h"
 #include "jobs/collect_via.h"

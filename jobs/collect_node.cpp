@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "jobs/child_process.h"
+#include "base/child_process.h"
 #include "base/exit_codes.h"
 #include "base/output_file.h"
 #include "jobs/process_table.h"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/exit_codes.h"
-#include "jobs/child_process.h"
+#include "base/child_process.h"
 
 namespace fs = std::filesystem;
 

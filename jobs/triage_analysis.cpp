@@ -1,9 +1,7 @@
 #include "jobs/triage_analysis.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,25 +13,11 @@
 #include <fmt/format.h>
 
 #include "base/last_line.h"
-#include "jobs/anonymous_file.h"
+#include "base/child_process.h"
 #include "base/exit_codes.h"
-
-extern char** environ;
 
 namespace hangpy::jobs {
 namespace {
-
-std::string read_descriptor(int fd) {
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    ssize_t got = read(fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    text.append(buffer, static_cast<size_t>(got));
-  }
-  return text;
-}
 
 // A document from another machine or a hostile core: every string kept of it is cut to
 // triage::kMaxTriageString, and the input named when one was. `text` is parsed in place.
@@ -102,9 +86,8 @@ TriageOutcome read_json_input(const TriageInput& input, WorkerScratch& scratch) 
   return outcome;
 }
 
-// coreanalyze --json on one core or PID in a child; its stdout is the document, its stderr's last
-// line the reason when it fails. Every descriptor is close-on-exec, so that a child started by
-// another worker at the same time never holds this one's pipe open.
+// coreanalyze --json on one core or PID in a child (base/child_process.h); its stdout is the
+// document, its stderr's last line the reason when it fails.
 TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::string>& child_arguments,
                                triage::ParseScratch& parse) {
   TriageOutcome outcome;
@@ -117,50 +100,24 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
     // A path that starts with '-' would read as an option.
     arguments.push_back(input.path.starts_with("-") ? "./" + input.path : input.path);
   }
-  std::vector<char*> argv;
-  for (auto& argument : arguments) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    outcome.error = fmt::format("{}: pipe: {}", input.name, std::strerror(errno));
+  ChildCommand command(std::move(arguments), std::nullopt, true, std::string("/dev/null"));
+  command.program = "/proc/self/exe";
+  // No time limit of its own: a live process's analysis has --max-stop, a core's reads are
+  // bounded; the triage's user ends a triage that takes too long.
+  const ChildResult ran = run_child(command, std::chrono::hours(24 * 365));
+  if (!ran.started) {
+    outcome.error = fmt::format("{}: cannot start coreanalyze: {}", input.name, ran.start_error);
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  const int errors = anonymous_file("coreanalyze-triage-stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  if (errors >= 0) posix_spawn_file_actions_adddup2(&actions, errors, STDERR_FILENO);
-  pid_t child = 0;
-  const int spawned = posix_spawn(&child, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  std::string document;
-  if (spawned == 0) document = read_descriptor(out[0]);
-  close(out[0]);
-  int status = 0;
-  if (spawned == 0) {
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  std::string said;
-  if (errors >= 0) {
-    lseek(errors, 0, SEEK_SET);
-    said = read_descriptor(errors);
-    close(errors);
-  }
-  if (spawned != 0) {
-    outcome.error = fmt::format("{}: cannot start coreanalyze: {}", input.name, std::strerror(spawned));
+  if (ran.signal != 0) {
+    outcome.error = fmt::format("{}: the analysis died of signal {}", input.name, ran.signal);
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  if (WIFSIGNALED(status)) {
-    outcome.error = fmt::format("{}: the analysis died of signal {}", input.name, WTERMSIG(status));
-    outcome.exit_code = kExitBadInput;
-    return outcome;
-  }
-  outcome.exit_code = WEXITSTATUS(status);
+  std::string document = ran.output;
+  const std::string& said = ran.errors;
+  outcome.exit_code = ran.exit_code;
   // A partial result (5) or a snapshot not written (7) still printed the document.
   if (!document.empty() && (outcome.exit_code == kExitSuccess || outcome.exit_code == kExitPartial ||
                             outcome.exit_code == kExitSnapshotFailed)) {

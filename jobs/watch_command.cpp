@@ -21,7 +21,7 @@
 
 #include "base/exit_codes.h"
 #include "base/printable.h"
-#include "jobs/child_process.h"
+#include "base/child_process.h"
 #include "jobs/look_records.h"
 #include "jobs/watch_options.h"
 #include "triage/progress.h"

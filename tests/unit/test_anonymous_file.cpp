@@ -1,6 +1,6 @@
 // coreanalyze/anonymous_file: both kinds of file hold what is written, read back from the start,
 // and leave nothing behind in the directory.
-#include "jobs/anonymous_file.h"
+#include "base/anonymous_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,5 +1,9 @@
-// Programs `coreanalyze collect` runs (itself with --pid, gcore, srun, pdsh), several at a time,
-// each killed when it outlives its time limit.
+// Other programs, run the one way every layer runs them: `coreanalyze collect`'s (itself with
+// --pid, gcore, srun, pdsh), the triage's coreanalyze --json children, Graphviz's dot,
+// coredumpctl; several at a time where asked, each in a process group of its own and killed (the
+// group) when it outlives its time limit. Captured streams are anonymous files (anonymous_file.h):
+// nothing has to drain them while several children run, and none leaks into another thread's
+// child (close-on-exec).
 #pragma once
 
 #include <chrono>
@@ -8,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace hangpy::jobs {
+namespace hangpy {
 
 struct ChildCommand {
   // A constructor, not an aggregate: most callers name only the first fields, and CI's
@@ -22,6 +26,9 @@ struct ChildCommand {
   std::optional<std::string> stdout_path;  // stdout into this file (created, truncated)
   bool capture = false;  // stderr (and stdout when no stdout_path) kept in the result, not shown
   std::optional<std::string> stdin_path;   // stdin from this file (else this program's)
+  int stdin_fd = -1;                       // or from this descriptor (read from its offset)
+  bool stdout_to_null = false;             // stdout to /dev/null (when no stdout_path)
+  std::string program;  // the file to run, when argv[0] is only its name for the child
 };
 
 struct ChildResult {
@@ -31,6 +38,7 @@ struct ChildResult {
   std::string start_error;
   std::string output;       // captured stdout (when capture and no stdout_path)
   std::string errors;       // captured stderr (when capture)
+  int signal = 0;           // the signal that ended it, if one did
   double seconds = 0;
 };
 
@@ -45,4 +53,4 @@ ChildResult run_child(const ChildCommand& command, std::chrono::milliseconds tim
 // their children; "coreanalyze" when it cannot be read.
 std::string this_program();
 
-}  // namespace hangpy::jobs
+}  // namespace hangpy

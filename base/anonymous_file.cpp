@@ -1,4 +1,4 @@
-#include "jobs/anonymous_file.h"
+#include "base/anonymous_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace hangpy::jobs {
+namespace hangpy {
 
 int anonymous_file(const char* name) {
   const long memory_file = syscall(SYS_memfd_create, name, MFD_CLOEXEC);
@@ -27,4 +27,4 @@ int unlinked_temporary_file(const char* name) {
   return file;
 }
 
-}  // namespace hangpy::jobs
+}  // namespace hangpy

@@ -1,4 +1,6 @@
-#include "jobs/child_process.h"
+#include "base/child_process.h"
+
+#include "base/anonymous_file.h"
 
 #include <climits>
 
@@ -16,27 +18,34 @@
 
 extern char** environ;
 
-namespace hangpy::jobs {
+namespace hangpy {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A captured stream is an unnamed temporary file rather than a pipe: nothing has to drain it
-// while several children run, and a child that writes much cannot block on a full pipe.
+// A captured stream is an anonymous file rather than a pipe: nothing has to drain it while
+// several children run, and a child that writes much cannot block on a full pipe.
 struct Running {
   pid_t pid = -1;
-  FILE* out = nullptr;
-  FILE* err = nullptr;
+  int out = -1;
+  int err = -1;
   Clock::time_point started;
 };
 
-std::string read_all(FILE* file) {
+std::string read_all(int& file) {
   std::string text;
-  if (file == nullptr) return text;
-  std::rewind(file);
-  char buffer[4096];
-  for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, file)) > 0;) text.append(buffer, got);
-  std::fclose(file);
+  if (file < 0) return text;
+  lseek(file, 0, SEEK_SET);
+  char buffer[65536];
+  for (ssize_t got; (got = read(file, buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  close(file);
+  file = -1;
   return text;
 }
 
@@ -46,16 +55,20 @@ Running start(const ChildCommand& command, ChildResult& result) {
   posix_spawn_file_actions_init(&actions);
   if (command.stdin_path)
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, command.stdin_path->c_str(), O_RDONLY, 0);
+  else if (command.stdin_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, command.stdin_fd, STDIN_FILENO);
   if (command.stdout_path) {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, command.stdout_path->c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);  // a capture: its owner shares it
+  } else if (command.stdout_to_null) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   } else if (command.capture) {
-    running.out = std::tmpfile();
-    if (running.out) posix_spawn_file_actions_adddup2(&actions, fileno(running.out), STDOUT_FILENO);
+    running.out = anonymous_file("coreanalyze-child-stdout");
+    if (running.out >= 0) posix_spawn_file_actions_adddup2(&actions, running.out, STDOUT_FILENO);
   }
   if (command.capture) {
-    running.err = std::tmpfile();
-    if (running.err) posix_spawn_file_actions_adddup2(&actions, fileno(running.err), STDERR_FILENO);
+    running.err = anonymous_file("coreanalyze-child-stderr");
+    if (running.err >= 0) posix_spawn_file_actions_adddup2(&actions, running.err, STDERR_FILENO);
   }
   // Children get their own process group, so that a time limit kills what they started too
   // (srun's and pdsh's helpers, gcore's gdb).
@@ -67,15 +80,18 @@ Running start(const ChildCommand& command, ChildResult& result) {
   for (const std::string& argument : command.argv) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   running.started = Clock::now();
-  const int failed = posix_spawnp(&running.pid, argv[0], &actions, &attributes, argv.data(), environ);
+  const int failed = command.program.empty()
+                         ? posix_spawnp(&running.pid, argv[0], &actions, &attributes, argv.data(), environ)
+                         : posix_spawn(&running.pid, command.program.c_str(), &actions, &attributes, argv.data(),
+                                       environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (failed != 0) {
-    result.start_error = std::string(command.argv[0]) + ": " + std::strerror(failed);
+    result.start_error = (command.program.empty() ? command.argv[0] : command.program) + ": " + std::strerror(failed);
     running.pid = -1;
-    if (running.out) std::fclose(running.out);
-    if (running.err) std::fclose(running.err);
-    running.out = running.err = nullptr;
+    if (running.out >= 0) close(running.out);
+    if (running.err >= 0) close(running.err);
+    running.out = running.err = -1;
   } else {
     result.started = true;
   }
@@ -85,6 +101,7 @@ Running start(const ChildCommand& command, ChildResult& result) {
 void finish(Running& running, int status, ChildResult& result) {
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
                      : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   result.seconds = std::chrono::duration<double>(Clock::now() - running.started).count();
   result.output = read_all(running.out);
   result.errors = read_all(running.err);
@@ -136,4 +153,4 @@ std::string this_program() {
   return length > 0 ? std::string(path, static_cast<size_t>(length)) : "coreanalyze";
 }
 
-}  // namespace hangpy::jobs
+}  // namespace hangpy
