@@ -109,6 +109,11 @@ std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::A
   return used;
 }
 
+ProcessAnalysis analyse_process(const ProcessTarget& target, const Request& request, const NativeStep& unwind,
+                                const NativeForDiagnosis& for_diagnosis) {
+  return analyse_process(target, target.facts(), request, unwind, for_diagnosis);
+}
+
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
                                 const Request& request, const NativeStep& unwind,
                                 const NativeForDiagnosis& for_diagnosis) {

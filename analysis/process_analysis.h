@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/process_target.h"
 #include "base/error.h"
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
@@ -31,16 +32,6 @@ struct Request {
   bool tasks = true;                 // unless --no-tasks
   cpython::AsyncioOptions task_options;
   bool call_notes = false;           // the built-ins native frames call (text output)
-};
-
-// What the target knows besides its memory, which the diagnosis uses.
-struct TargetFacts {
-  int64_t pid = 0;
-  std::vector<cpython::NativeThread> os_threads;
-  std::function<std::optional<std::string>(uint64_t pc)> function_at;
-  // What a file descriptor is (a live process's /proc); empty when the target cannot say.
-  std::function<std::optional<diagnosis::FileDescriptorFacts>(int64_t fd)> describe_fd;
-  std::vector<cpython::NamespacePid> namespace_pids;  // ProcessInfo's: a container's process
 };
 
 // The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).
@@ -109,6 +100,10 @@ struct ProcessAnalysis {
 
 // Stacks, native stacks (when `unwind` is given), details; without `unwind`, `for_diagnosis`
 // (when given) unwinds the vague threads for the diagnosis.
+ProcessAnalysis analyse_process(const ProcessTarget& target, const Request& request, const NativeStep& unwind = {},
+                                const NativeForDiagnosis& for_diagnosis = {});
+// The same, read through `target` (a recording of the process, for a snapshot) with `facts` (the
+// process's own: ProcessTarget::facts() of what the recording records).
 ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
                                 const Request& request, const NativeStep& unwind = {},
                                 const NativeForDiagnosis& for_diagnosis = {});

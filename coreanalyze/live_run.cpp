@@ -12,7 +12,6 @@
 #include "coreanalyze/environment_sources.h"
 #include "base/exit_codes.h"
 #include "targets/live_snapshot.h"
-#include "targets/file_descriptors.h"
 #include "targets/live_target.h"
 #include "base/output_file.h"
 #include "coreanalyze/native_stacks.h"
@@ -144,22 +143,6 @@ analysis::Request live_request(const CommandLine& line) {
   return request;
 }
 
-analysis::TargetFacts live_facts(const LiveTarget& live) {
-  analysis::TargetFacts facts;
-  facts.pid = live.process().pid;
-  facts.os_threads = live.threads();
-  facts.namespace_pids = live.process().namespace_pids;
-  facts.function_at = [&live](uint64_t pc) { return live.function_at(pc); };
-  const int pid = live.process().pid;
-  facts.describe_fd = [pid](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
-    auto described = describe_file_descriptor(pid, static_cast<int>(fd));
-    if (!described) return std::nullopt;
-    return diagnosis::FileDescriptorFacts{described->text, {described->other_end_pids.begin(),
-                                                            described->other_end_pids.end()}};
-  };
-  return facts;
-}
-
 // --native: libdwfl set to unwind every thread from the registers read while the process is
 // stopped and its memory (call walk() while it still is).
 Expected<std::unique_ptr<native::DwflUnwinder>> open_unwinder(const CommandLine& line,
@@ -277,7 +260,7 @@ WarmUp warm_up(LiveTarget& live, const analysis::Request& request, bool every_th
     // as many pages again.
     const std::vector<uint64_t> stack_pages = live.kept_pages();
     warm.pthread_offset = pthread_tid_offset(live, known);
-    (void)analysis::read_details(live, *first, nullptr, live_facts(live), request);
+    (void)analysis::read_details(live, *first, nullptr, live.facts(), request);
     warm.thread_pointer_of_lwp = thread_pointers_by_lwp(live, warm.thread_pointers, warm.pthread_offset);
     live.keep_only(stack_pages);
   }
@@ -386,7 +369,7 @@ std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& li
     auto opened = open_unwinder(line, live, live.memory(), *read_out.stopped);
     return merge_native_stacks(opened, of, false, &wanted);
   };
-  return analysis::diagnose_with_native_stacks(live.memory(), stacks, live_facts(live), unwind, details.diagnosis);
+  return analysis::diagnose_with_native_stacks(live.memory(), stacks, live.facts(), unwind, details.diagnosis);
 }
 
 // The report of a process read: printed (text) or added to `documents` (--json), and its snapshot.
@@ -402,7 +385,7 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   std::optional<report::MergedStacks> for_diagnosis;
   if (stacks) {
     details = analysis::read_details(read_out.analyzed(line, live), *stacks, merged ? &*merged : nullptr,
-                                     live_facts(live), live_request(line));
+                                     live.facts(), live_request(line));
     if (!merged) for_diagnosis = diagnose_vague_threads(line, live, read_out, *stacks, details);
   }
   if (!stacks) {

@@ -161,34 +161,11 @@ std::variant<int, NamedCore> find_core(CommandLine& line) {
   line.core.core_path = named.unwrapped.core_path;
   line.core.executable_hint = named.unwrapped.executable_hint;
   line.core.maps_hint = named.unwrapped.maps_hint;
+  line.core.saved_open_files = named.unwrapped.saved_open_files;
   return named;
 }
 
 int analyse_core(CommandLine& line);
-
-// `input` (which must outlive the facts): what the core's wrapper saved beside it.
-analysis::TargetFacts core_facts(const CoreTarget& target, const CoreInput& input) {
-  analysis::TargetFacts facts;
-  facts.pid = target.process().pid;
-  facts.os_threads = target.threads();
-  facts.namespace_pids = target.process().namespace_pids;
-  facts.function_at = [&target](uint64_t pc) { return target.function_at(pc); };
-  const cpython::ProcessInfo& process = target.process();
-  if (!input.saved_open_files.empty() || !process.pipe_ends.empty() || !process.socket_ends.empty()) {
-    facts.describe_fd = [&input, &process](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
-      if (auto found = input.saved_open_files.find(fd); found != input.saved_open_files.end())
-        return diagnosis::FileDescriptorFacts{found->second, {}};
-      // A snapshot's notes: which pipe or connection, not who holds its other end (a triage
-      // matches that).
-      for (const cpython::PipeEnd& end : process.pipe_ends)
-        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("pipe:[{}]", end.inode), {}};
-      for (const cpython::SocketEnd& end : process.socket_ends)
-        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("TCP {} -> {}", end.local, end.remote), {}};
-      return std::nullopt;
-    };
-  }
-  return facts;
-}
 
 // The native stacks of a core: all of them with --native (printed), else those of the threads
 // the diagnosis leaves vague, for the diagnosis alone (what a thread waits for must not depend on
@@ -253,7 +230,7 @@ int analyse_core(CommandLine& line) {
     return kExitBadInput;
   }
   const analysis::Request request = analysis_request(line, "try --exe, --sysroot or --lib-path");
-  const analysis::TargetFacts facts = core_facts(**target, *unwrapped);
+  const analysis::TargetFacts facts = (*target)->facts();
   const NativeSteps native = native_steps(line, **target);
   // With --snapshot, everything is read through the recording, which the snapshot then holds.
   RecordingTarget recording(**target);

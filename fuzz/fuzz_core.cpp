@@ -43,9 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       [](std::string_view name) { return report::is_label_variable(name); });
   if (environment)
     for (const std::string& entry : *environment) report::keep_label_variables(entry, input.environment.variables);
-  analysis::TargetFacts facts;
-  facts.pid = (*target)->process().pid;
-  facts.os_threads = (*target)->threads();
+  const analysis::TargetFacts facts = (*target)->facts();
   analysis::Request request;
   request.call_notes = true;
   request.locals = true;

@@ -85,6 +85,26 @@ std::optional<uint64_t> GdbTarget::find_symbol(std::string_view name) const {
   return address;
 }
 
+analysis::TargetFacts GdbTarget::facts() const {
+  analysis::TargetFacts facts;
+  PyRef pid = checked(PyObject_GetAttrString(inferior_.get(), "pid"));
+  facts.pid = PyLong_AsLongLong(pid.get());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    facts.pid = 0;
+  }
+  for (const ThreadWaitState& state : thread_wait_states(0, {})) {
+    cpython::NativeThread thread;
+    thread.lwp = state.lwp;
+    thread.syscall = state.syscall;
+    thread.syscall_arguments = state.syscall_arguments;
+    thread.machine = state.machine;
+    thread.syscall_arguments_lost = state.syscall_arguments_lost;
+    facts.os_threads.push_back(thread);
+  }
+  return facts;
+}
+
 std::vector<cpython::NativeThread> GdbTarget::threads() const {
   return without_exceptions<std::vector<cpython::NativeThread>>(memory_, [&] {
     return list_threads();

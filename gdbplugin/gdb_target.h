@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/process_target.h"
 #include "cpython/target.h"
 #include "gdbplugin/gdb_memory.h"
 #include "symbols/snapshot_note.h"
@@ -18,10 +19,15 @@ namespace hangpy::gdbplugin {
 
 // Never throws out of the Target interface (the engine does not expect exceptions); a Ctrl-C
 // during any call into gdb is recorded in gdb_memory().interrupted().
-class GdbTarget final : public cpython::Target {
+class GdbTarget final : public analysis::ProcessTarget {
  public:
   // Throws UserError when gdb's selected inferior has no process and no core.
   GdbTarget();
+
+  // The inferior's PID and each thread's system call and its arguments, as gdb reads their
+  // registers (each thread selected in turn, gdb's selection restored). Unlike the Target
+  // functions it throws PythonErrorSet on Ctrl-C, as the commands that call it expect.
+  analysis::TargetFacts facts() const override;
 
   const cpython::AddressSpace& memory() const override { return memory_; }
   const GdbMemory& gdb_memory() const { return memory_; }

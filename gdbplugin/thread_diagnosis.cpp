@@ -14,30 +14,10 @@ namespace {
 // costs gdb an unwind step (48 frames took 27 ms a thread on Debian's 3.11).
 constexpr size_t kNativeFramesPerThread = 16;
 
-int64_t inferior_pid() {
-  PyRef pid = checked(PyObject_GetAttrString(selected_inferior().get(), "pid"));
-  int64_t value = PyLong_AsLongLong(pid.get());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    return 0;
-  }
-  return value;
-}
-
 }  // namespace
 
 diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
-  analysis::TargetFacts facts;
-  facts.pid = inferior_pid();
-  for (const ThreadWaitState& state : thread_wait_states(0, {})) {
-    cpython::NativeThread thread;
-    thread.lwp = state.lwp;
-    thread.syscall = state.syscall;
-    thread.syscall_arguments = state.syscall_arguments;
-    thread.machine = state.machine;
-    thread.syscall_arguments_lost = state.syscall_arguments_lost;
-    facts.os_threads.push_back(thread);
-  }
+  const analysis::TargetFacts facts = analysis.target->facts();
   const cpython::AddressSpace& memory = analysis.target->memory();
   // Registers and Python frames say most; gdb's unwinder (about 1 ms a frame) is asked only for
   // the threads analysis::vague_threads names (the rule coreanalyze follows too), and for a

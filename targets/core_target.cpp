@@ -268,7 +268,8 @@ class CoreTargetImpl final : public CoreTarget {
         recovered_executable_start_(executable_start),
         snapshot_(core_->snapshot_symbols().has_value()),
         warnings_(core_->warnings()),
-        files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_) {
+        files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_),
+        saved_open_files_(options.saved_open_files) {
     collect_modules();
     find_executable();
     table_.set_executable(executable_);
@@ -283,6 +284,7 @@ class CoreTargetImpl final : public CoreTarget {
   const cpython::AddressSpace& memory() const override { return *memory_; }
   const ProcessInfo& process() const override { return process_; }
   const CoreFile& core() const override { return *core_; }
+  const std::map<int64_t, std::string>& saved_open_files() const override { return saved_open_files_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
   std::vector<InputCause> causes() const override {
     std::vector<InputCause> found;
@@ -398,6 +400,7 @@ class CoreTargetImpl final : public CoreTarget {
   std::optional<size_t> executable_;       // index into table_.modules()
   std::unique_ptr<CoreMemory> memory_;
   ProcessInfo process_;
+  std::map<int64_t, std::string> saved_open_files_;
 };
 
 void CoreTargetImpl::collect_modules() {
@@ -649,6 +652,29 @@ Expected<std::unique_ptr<CoreTarget>> CoreTarget::open(const CoreOptions& option
   if ((*core)->file_mappings().empty() && !(*core)->snapshot_symbols())
     executable_start = recover_file_mappings(**core, options);
   return std::make_unique<CoreTargetImpl>(std::move(*core), options, executable_start);
+}
+
+analysis::TargetFacts CoreTarget::facts() const {
+  analysis::TargetFacts facts;
+  facts.pid = process().pid;
+  facts.os_threads = threads();
+  facts.namespace_pids = process().namespace_pids;
+  facts.function_at = [this](uint64_t pc) { return function_at(pc); };
+  const ProcessInfo& info = process();
+  if (!saved_open_files().empty() || !info.pipe_ends.empty() || !info.socket_ends.empty()) {
+    facts.describe_fd = [this](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
+      if (auto found = saved_open_files().find(fd); found != saved_open_files().end())
+        return diagnosis::FileDescriptorFacts{found->second, {}};
+      // A snapshot's notes: which pipe or connection, not who holds its other end (a triage
+      // matches that).
+      for (const cpython::PipeEnd& end : process().pipe_ends)
+        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("pipe:[{}]", end.inode), {}};
+      for (const cpython::SocketEnd& end : process().socket_ends)
+        if (end.fd == fd) return diagnosis::FileDescriptorFacts{fmt::format("TCP {} -> {}", end.local, end.remote), {}};
+      return std::nullopt;
+    };
+  }
+  return facts;
 }
 
 }  // namespace hangpy::targets

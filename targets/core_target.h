@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/process_target.h"
 #include "base/error.h"
 #include "cpython/target.h"
 
@@ -29,6 +31,9 @@ struct CoreOptions {
   std::optional<std::string> maps_hint;
   std::string sysroot;                    // --sysroot: prefix for every path the core records
   std::vector<std::string> lib_paths;     // --lib-path: directories searched by file name
+  // What each file descriptor was, as an ABRT directory saved it (open_fds): facts() answers
+  // with it first.
+  std::map<int64_t, std::string> saved_open_files;
 };
 
 using cpython::ProcessInfo;
@@ -42,7 +47,7 @@ struct InputCause {
   std::string message;  // one line
 };
 
-class CoreTarget : public cpython::Target {
+class CoreTarget : public analysis::ProcessTarget {
  public:
   // Errors: kIo (cannot open or read), kInvalidInput (empty, not ELF, not a core, wrong
   // architecture). A truncated core opens, with a warning.
@@ -51,6 +56,8 @@ class CoreTarget : public cpython::Target {
   // From NT_PRPSINFO, NT_SIGINFO and NT_AUXV.
   virtual const ProcessInfo& process() const = 0;
   virtual const CoreFile& core() const = 0;
+  virtual const std::map<int64_t, std::string>& saved_open_files() const = 0;  // CoreOptions'
+
   // Problems that still let analysis go on: truncated segments, binaries not found, build-id
   // mismatches. One line each. Files opened later (by find_symbol, memory reads or modules())
   // add theirs then.
@@ -66,6 +73,9 @@ class CoreTarget : public cpython::Target {
   // The name of the function whose symbol (.symtab or .dynsym of the module mapped there)
   // contains `pc`; nullopt when no module or symbol does. No unwinding: one lookup.
   virtual std::optional<std::string> function_at(uint64_t pc) const = 0;
+  // The PID, threads and registers, container PIDs and function names the core records, and what
+  // a file descriptor was: its saved open files', else its snapshot's pipe and TCP ends.
+  analysis::TargetFacts facts() const override;
 };
 
 }  // namespace hangpy::targets

@@ -1,5 +1,7 @@
 #include "targets/live_target.h"
 
+#include "targets/file_descriptors.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -555,6 +557,22 @@ LiveExpected<std::unique_ptr<LiveTarget>> LiveTarget::open(int pid) {
     if (mem_fd < 0) return std::unexpected(describe_access_failure(pid, errno, "read the memory of"));
   }
   return std::make_unique<LiveTargetImpl>(pid, parse_maps(*maps), mem_fd);
+}
+
+analysis::TargetFacts LiveTarget::facts() const {
+  analysis::TargetFacts facts;
+  facts.pid = process().pid;
+  facts.os_threads = threads();
+  facts.namespace_pids = process().namespace_pids;
+  facts.function_at = [this](uint64_t pc) { return function_at(pc); };
+  const int pid = process().pid;
+  facts.describe_fd = [pid](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
+    auto described = describe_file_descriptor(pid, static_cast<int>(fd));
+    if (!described) return std::nullopt;
+    return diagnosis::FileDescriptorFacts{described->text, {described->other_end_pids.begin(),
+                                                            described->other_end_pids.end()}};
+  };
+  return facts;
 }
 
 }  // namespace hangpy::targets

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/process_target.h"
 #include "base/error.h"
 #include "cpython/target.h"
 
@@ -27,9 +28,13 @@ struct LiveFailure {
 template <typename T>
 using LiveExpected = std::expected<T, LiveFailure>;
 
-class LiveTarget : public cpython::Target {
+class LiveTarget : public analysis::ProcessTarget {
  public:
   static LiveExpected<std::unique_ptr<LiveTarget>> open(int pid);
+
+  // The PID, threads (with the registers set_registers gave), container PIDs and function names,
+  // and what each file descriptor is, from /proc (file_descriptors.h).
+  analysis::TargetFacts facts() const override;
 
   virtual const cpython::ProcessInfo& process() const = 0;
   virtual const std::vector<std::string>& warnings() const = 0;

@@ -1,4 +1,5 @@
-// analysis::analyse_process on recorded targets: the corpus's snapshot cores of deadlock.py (the
+// analysis::analyse_process over a ProcessTarget (its facts its own) on recorded targets: the
+// corpus's snapshot cores of deadlock.py (the
 // committed cores of real processes, each with the ground truth the interpreter wrote before it
 // blocked). One pipeline for every target: the stacks, then the native step when given (once,
 // with those stacks, its stacks handed to the details), the details (locals when asked, the
@@ -48,14 +49,6 @@ class DeadlockSnapshot {
     return truth_.is_discarded() ? "no truth beside the core" : "";
   }
 
-  analysis::TargetFacts facts() const {
-    analysis::TargetFacts facts;
-    facts.pid = target_->process().pid;
-    facts.os_threads = target_->threads();
-    facts.function_at = [this](uint64_t pc) { return target_->function_at(pc); };
-    return facts;
-  }
-
   const targets::CoreTarget& target() const { return *target_; }
   const nlohmann::json& truth() const { return truth_; }
 
@@ -89,7 +82,7 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
   };
 
   const analysis::ProcessAnalysis analysis =
-      analysis::analyse_process(snapshot.target(), snapshot.facts(), request, native, for_diagnosis);
+      analysis::analyse_process(snapshot.target(), request, native, for_diagnosis);
   ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
   const cpython::ProcessStacks& stacks = *analysis.stacks;
 
@@ -151,7 +144,7 @@ TEST_P(ProcessAnalysisOfDeadlock, NoNativeStacksForWaitsTheDiagnosisNames) {
     return std::optional<report::MergedStacks>();
   };
   const analysis::ProcessAnalysis analysis =
-      analysis::analyse_process(snapshot.target(), snapshot.facts(), analysis::Request{}, {}, for_diagnosis);
+      analysis::analyse_process(snapshot.target(), analysis::Request{}, {}, for_diagnosis);
   ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
   EXPECT_FALSE(analysis.details.locals.has_value());  // not asked for
   const std::set<int64_t> vague = analysis::vague_threads(*analysis.stacks, analysis.details.diagnosis);
