@@ -104,7 +104,7 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
   command.program = "/proc/self/exe";
   // No time limit of its own: a live process's analysis has --max-stop, a core's reads are
   // bounded; the triage's user ends a triage that takes too long.
-  const ChildResult ran = run_child(command, std::chrono::hours(24 * 365));
+  ChildResult ran = run_child(command, std::chrono::hours(24 * 365));
   if (!ran.started) {
     outcome.error = fmt::format("{}: cannot start coreanalyze: {}", input.name, ran.start_error);
     outcome.exit_code = kExitBadInput;
@@ -115,7 +115,7 @@ TriageOutcome analyse_in_child(const TriageInput& input, const std::vector<std::
     outcome.exit_code = kExitBadInput;
     return outcome;
   }
-  std::string document = ran.output;
+  std::string document = std::move(ran.output);  // parsed in place: no copy of a rank's document
   const std::string& said = ran.errors;
   outcome.exit_code = ran.exit_code;
   // A partial result (5) or a snapshot not written (7) still printed the document.
