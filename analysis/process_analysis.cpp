@@ -26,18 +26,18 @@ diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::P
 }
 
 Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                     const report::MergedStacks* native, const TargetFacts& facts,
+                     const native::MergedStacks* native, const TargetFacts& facts,
                      const Request& request) {
   const cpython::AddressSpace& memory = target.memory();
   Details details;
-  if (request.locals) details.locals = report::read_all_locals(memory, stacks);
+  if (request.locals) details.locals = cpython::read_all_locals(memory, stacks);
   details.diagnosis = diagnose_threads(memory, stacks, native, facts);
   if (request.tasks) {
     details.tasks = read_tasks(target, stacks, request.task_options);
     details.diagnosis.blocked_loops = diagnosis::find_blocked_loops(*details.tasks, stacks, details.diagnosis);
   }
   if (native && request.call_notes && stacks.layout)
-    details.call_notes = report::find_call_notes(target, *stacks.layout, *native);
+    details.call_notes = native::find_call_notes(target, *stacks.layout, *native);
   return details;
 }
 
@@ -81,12 +81,12 @@ std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks) {
   return std::set<int64_t>(stacks.threads_without_python->begin(), stacks.threads_without_python->end());
 }
 
-std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
+std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
                                                                 const cpython::ProcessStacks& stacks,
                                                                 const TargetFacts& facts,
                                                                 const NativeForDiagnosis& for_diagnosis,
                                                                 diagnosis::ProcessDiagnosis& diagnosis) {
-  std::optional<report::MergedStacks> used;
+  std::optional<native::MergedStacks> used;
   std::set<int64_t> wanted = vague_threads(stacks, diagnosis);
   // A vague wait inside torch's Python code may be a collective its native frames will name (DDP's
   // backward): its backend's workers are walked in the same pass, one symbol lookup for all.
@@ -99,7 +99,7 @@ std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::A
   // A wait the native frames just named a collective (DDP's backward): its backend's workers too.
   if (!serving_known && waits_in_collective(diagnosis)) {
     const std::set<int64_t> serving = threads_without_python(stacks);
-    std::optional<report::MergedStacks> more = serving.empty() ? std::nullopt : for_diagnosis(stacks, serving);
+    std::optional<native::MergedStacks> more = serving.empty() ? std::nullopt : for_diagnosis(stacks, serving);
     if (more) {
       if (!used) used.emplace();
       used->merge(*more);

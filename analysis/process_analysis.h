@@ -19,9 +19,9 @@
 #include "cpython/target.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/task_waits.h"
-#include "report/builtin_calls_report.h"
-#include "report/locals_report.h"
-#include "report/native_report.h"
+#include "native/builtin_call_notes.h"
+#include "cpython/stack_locals.h"
+#include "native/splice.h"
 
 namespace hangpy::analysis {
 
@@ -47,27 +47,27 @@ diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::P
 
 // Everything read after the stacks.
 struct Details {
-  std::optional<report::LocalsByFrame> locals;
+  std::optional<cpython::LocalsByFrame> locals;
   diagnosis::ProcessDiagnosis diagnosis;
   std::optional<diagnosis::TaskForest> tasks;
-  std::optional<report::CallNotes> call_notes;
+  std::optional<native::CallNotes> call_notes;
 };
 
 // The details of `stacks`, read from `target` (the one the stacks were read from, or its
 // recording for a snapshot); `native`: the merged native stacks, when unwound.
 Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                     const report::MergedStacks* native, const TargetFacts& facts,
+                     const native::MergedStacks* native, const TargetFacts& facts,
                      const Request& request);
 
 // The native stacks of a target, unwound after its Python stacks are read (a core's; a live
 // process unwinds while stopped, before its details are read).
-using NativeStep = std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&)>;
+using NativeStep = std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&)>;
 
 // Native stacks for the diagnosis alone, when none are printed: the threads (by LWP) whose Python
 // frames and registers leave their wait vague (a futex, an unknown call) are unwound, so that
 // "blocked on" names what the C/C++ code waits for (a DDP reducer, a pthread mutex, the GIL).
 using NativeForDiagnosis =
-    std::function<std::optional<report::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
+    std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
 
 // The threads of `diagnosis` that native frames may explain: in a system call the diagnosis
 // names no object of, in none it knows, or running (in C code the Python frames do not show:
@@ -83,7 +83,7 @@ std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks);
 // `diagnosis` (of `stacks`, made without native stacks) made again with the native stacks
 // `for_diagnosis` unwinds: the vague threads', then, for a thread waiting in a collective, those of
 // the threads that run no Python (the backend's workers). Returns the stacks it used, if any.
-std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
+std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
                                                                 const cpython::ProcessStacks& stacks,
                                                                 const TargetFacts& facts,
                                                                 const NativeForDiagnosis& for_diagnosis,
@@ -91,10 +91,10 @@ std::optional<report::MergedStacks> diagnose_with_native_stacks(const cpython::A
 
 struct ProcessAnalysis {
   Expected<cpython::ProcessStacks> stacks;
-  std::optional<report::MergedStacks> native;
+  std::optional<native::MergedStacks> native;
   // Without `native`: the vague threads' stacks `for_diagnosis` unwound, when it did (a snapshot
   // records them, so that it diagnoses the same without the binaries).
-  std::optional<report::MergedStacks> native_for_diagnosis;
+  std::optional<native::MergedStacks> native_for_diagnosis;
   Details details;  // empty when the stacks could not be read
 };
 

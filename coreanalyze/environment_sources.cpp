@@ -19,24 +19,24 @@ namespace {
 // /proc/PID/environ is at most the kernel's argument limit; more is not an environment.
 constexpr size_t kMaxEnvironBytes = 8 << 20;
 
-report::Environment kept(const std::vector<std::string>& entries) {
-  report::Environment variables;
-  for (const std::string& entry : entries) report::keep_label_variables(entry, variables);
+cpython::Environment kept(const std::vector<std::string>& entries) {
+  cpython::Environment variables;
+  for (const std::string& entry : entries) cpython::keep_label_variables(entry, variables);
   return variables;
 }
 
 }  // namespace
 
-report::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped) {
-  report::ProcessEnvironment environment;
+cpython::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped) {
+  cpython::ProcessEnvironment environment;
   environment.system_host = unwrapped.saved_host;
   // A snapshot says its labels itself: its stack holds at most a few pages of the environment.
   if (const auto& labels = target.core().snapshot_labels()) {
-    environment.variables = report::label_variables_of_text(*labels);
+    environment.variables = cpython::label_variables_of_text(*labels);
     environment.source = "snapshot note";
     return environment;
   }
-  const KeepVariable keep = [](std::string_view name) { return report::is_label_variable(name); };
+  const KeepVariable keep = [](std::string_view name) { return cpython::is_label_variable(name); };
   // A snapshot without its note (an older hangpy's) finds its environment strings zeroed here.
   auto initial = read_initial_environment(target.memory(), target.core().auxv(), keep);
   if (initial) {
@@ -55,20 +55,20 @@ report::ProcessEnvironment core_environment(const CoreTarget& target, const Core
     }
   }
   if (unwrapped.saved_environment) {
-    environment.variables = report::label_variables_of_text(*unwrapped.saved_environment);
+    environment.variables = cpython::label_variables_of_text(*unwrapped.saved_environment);
     environment.source = unwrapped.saved_environment_source;
   }
   return environment;
 }
 
-report::ProcessEnvironment live_environment(int pid) {
-  report::ProcessEnvironment environment;
+cpython::ProcessEnvironment live_environment(int pid) {
+  cpython::ProcessEnvironment environment;
   std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
   if (in) {
     std::string text(kMaxEnvironBytes, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));
-    environment.variables = report::label_variables_of_text(text);
+    environment.variables = cpython::label_variables_of_text(text);
     environment.source = fmt::format("/proc/{}/environ", pid);
   }
   char host[HOST_NAME_MAX + 1] = {};
@@ -76,12 +76,12 @@ report::ProcessEnvironment live_environment(int pid) {
   return environment;
 }
 
-void add_program_labels(report::ProcessEnvironment& environment, const cpython::Target& target,
+void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
                         const cpython::Target& analyzed, const cpython::ProcessStacks& stacks) {
   const std::map<std::string, std::string> now =
-      cpython::read_environment_now(target.memory(), stacks, report::is_label_variable);
+      cpython::read_environment_now(target.memory(), stacks, cpython::is_label_variable);
   const cpython::JobIndexes indexes = cpython::read_job_indexes(analyzed.memory(), stacks);
-  report::add_runtime_labels(environment, now, indexes);
+  cpython::add_runtime_labels(environment, now, indexes);
 }
 
 }  // namespace hangpy::coreanalyze

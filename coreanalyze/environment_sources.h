@@ -9,15 +9,15 @@
 
 namespace hangpy::coreanalyze {
 
-report::ProcessEnvironment core_environment(const targets::CoreTarget& target, const inputs::CoreInput& unwrapped);
+cpython::ProcessEnvironment core_environment(const targets::CoreTarget& target, const inputs::CoreInput& unwrapped);
 
-report::ProcessEnvironment live_environment(int pid);
+cpython::ProcessEnvironment live_environment(int pid);
 
 // What the program knows of itself now (cpython/runtime_labels.h), merged into `environment`:
 // os.environ read from `target` itself, never through a recording (the snapshot keeps the label
 // variables in its note, not the pages of os.environ, which hold every other variable too); the
 // spawn index and DataLoader worker id read from `analyzed` (a snapshot keeps those locals).
-void add_program_labels(report::ProcessEnvironment& environment, const cpython::Target& target,
+void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
                         const cpython::Target& analyzed, const cpython::ProcessStacks& stacks);
 
 }  // namespace hangpy::coreanalyze

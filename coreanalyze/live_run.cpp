@@ -197,8 +197,8 @@ Expected<void> write_live_snapshot(const std::string& path, const LiveTarget& li
                                    const report::AnalysedInput& input,
                                    const RecordingTarget& recording,
                                    const StoppedProcess* stopped,
-                                   const report::Environment& labels,
-                                   const report::MergedStacks* native) {
+                                   const cpython::Environment& labels,
+                                   const native::MergedStacks* native) {
   std::vector<std::string> process_files{fmt::format("/proc/{}/exe", live.process().pid)};
   for (const cpython::MappedModule& module : live.modules()) {
     if (auto file = live.module_file(module.path)) process_files.push_back(*file);
@@ -354,14 +354,14 @@ std::optional<int> read_stopped(const CommandLine& line, int pid, LiveTarget& li
 // are unwound for the diagnosis alone: those asleep in a system call (never stopped: their stacks
 // stay as they were while they sleep), read from the process itself, not through a recording (a
 // snapshot records the stacks instead: the ones returned).
-std::optional<report::MergedStacks> diagnose_vague_threads(const CommandLine& line, const LiveTarget& live,
+std::optional<native::MergedStacks> diagnose_vague_threads(const CommandLine& line, const LiveTarget& live,
                                                            const StoppedRead& read_out,
                                                            const cpython::ProcessStacks& stacks,
                                                            analysis::Details& details) {
   if (!read_out.stopped) return std::nullopt;
   std::set<int64_t> asleep;
   for (const BlockedThread& thread : read_out.stopped->left_in_syscall()) asleep.insert(thread.registers.lwp);
-  auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+  auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
     std::set<int64_t> wanted;
     for (int64_t lwp : lwps)
       if (asleep.contains(lwp)) wanted.insert(lwp);
@@ -377,12 +377,12 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
                         const LiveRead& read, std::vector<nlohmann::json>& documents,
                         const std::optional<ProcessIdentity>& identity) {
   const Expected<cpython::ProcessStacks>& stacks = *read_out.stacks;
-  std::optional<report::MergedStacks> merged;
+  std::optional<native::MergedStacks> merged;
   if (read_out.unwinder) merged = merge_native_stacks(*read_out.unwinder, *stacks, line.native_all);
   // The details from the pages read while the process was stopped (through the recording, with
   // --snapshot, so that the snapshot holds them).
   analysis::Details details;
-  std::optional<report::MergedStacks> for_diagnosis;
+  std::optional<native::MergedStacks> for_diagnosis;
   if (stacks) {
     details = analysis::read_details(read_out.analyzed(line, live), *stacks, merged ? &*merged : nullptr,
                                      live.facts(), live_request(line));

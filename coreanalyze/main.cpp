@@ -109,8 +109,8 @@ std::vector<std::string> files_read(const CommandLine& line, const CoreTarget& t
 Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarget& target,
                                         const RecordingTarget& recording,
                                         const cpython::ProcessStacks& stacks,
-                                        const report::Environment& labels,
-                                        const report::MergedStacks* native) {
+                                        const cpython::Environment& labels,
+                                        const native::MergedStacks* native) {
   const std::string& path = *line.snapshot_path;
   if (auto ok = check_not_an_input(path, files_read(line, target, stacks)); !ok) return ok;
   SnapshotProcess process = snapshot_process_of(target.core());
@@ -178,14 +178,14 @@ struct NativeSteps {
 NativeSteps native_steps(const CommandLine& line, const CoreTarget& target) {
   NativeSteps steps;
   if (line.native) {
-    steps.printed = [&line, &target](const cpython::ProcessStacks& stacks) -> std::optional<report::MergedStacks> {
+    steps.printed = [&line, &target](const cpython::ProcessStacks& stacks) -> std::optional<native::MergedStacks> {
       return gather_merged_stacks(target, line.core, stacks, line.native_all, line.inlined);
     };
   } else {
     // One session for every call: the diagnosis may ask again, for a collective's workers.
     auto unwinding = std::make_shared<CoreUnwinding>(target, line.core, false);
     steps.for_diagnosis = [unwinding](const cpython::ProcessStacks& stacks,
-                                      const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
+                                      const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
       return unwinding->merged(stacks, false, &lwps);
     };
   }

@@ -83,7 +83,7 @@ CoreUnwinding::CoreUnwinding(const CoreTarget& target, const CoreOptions& option
 
 CoreUnwinding::~CoreUnwinding() = default;
 
-report::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks, bool all_threads,
+native::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks, bool all_threads,
                                            const std::set<int64_t>* only) {
   // Only the threads asked for are walked (and their frames named): a torch process has a hundred
   // threads of OpenMP's and CUDA's that the diagnosis of its few vague ones does not need. Those
@@ -116,13 +116,13 @@ report::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks,
   return merge_native_stacks(unwind, stacks, all_threads, only);
 }
 
-report::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
+native::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames, const std::set<int64_t>* only) {
   return CoreUnwinding(target, options, inlined_frames).merged(stacks, all_threads, only);
 }
 
-report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
+native::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads,
                                          const std::set<int64_t>* only) {
   auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
@@ -132,7 +132,7 @@ report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUn
   return merge_native_stacks(unwind, stacks, all_threads, only);
 }
 
-std::vector<std::byte> recorded_native_stacks(const report::MergedStacks& merged) {
+std::vector<std::byte> recorded_native_stacks(const native::MergedStacks& merged) {
   std::vector<native::NativeStack> stacks;
   for (const auto& [lwp, stack] : merged) {
     if (stack.error) continue;  // nothing was unwound: the reader may try again
@@ -141,11 +141,11 @@ std::vector<std::byte> recorded_native_stacks(const report::MergedStacks& merged
   return native::encode_native_stacks(stacks);
 }
 
-report::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
+native::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
                                          const cpython::ProcessStacks& stacks, bool all_threads,
                                          const std::set<int64_t>* only) {
   const std::string_view eval_loop = stacks.layout ? stacks.layout->eval_loop_function : "";
-  report::MergedStacks merged;
+  native::MergedStacks merged;
   for (const cpython::PythonThread& thread : stacks.threads) {
     if (!thread.native_thread_id) continue;
     const auto lwp = static_cast<int64_t>(*thread.native_thread_id);

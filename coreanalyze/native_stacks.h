@@ -24,7 +24,7 @@ namespace hangpy::coreanalyze {
 // the threads to unwind, by LWP (the diagnosis's vague ones, a collective's backend workers), with
 // `all_threads` false; all Python threads when null. A snapshot's
 // threads come from the stacks it recorded (recorded_native_stacks), the rest are unwound.
-report::MergedStacks gather_merged_stacks(const targets::CoreTarget& target, const targets::CoreOptions& options,
+native::MergedStacks gather_merged_stacks(const targets::CoreTarget& target, const targets::CoreOptions& options,
                                           const cpython::ProcessStacks& stacks, bool all_threads,
                                           bool inlined_frames, const std::set<int64_t>* only = nullptr);
 
@@ -35,7 +35,7 @@ class CoreUnwinding {
  public:
   CoreUnwinding(const targets::CoreTarget& target, const targets::CoreOptions& options, bool inlined_frames);
   ~CoreUnwinding();
-  report::MergedStacks merged(const cpython::ProcessStacks& stacks, bool all_threads,
+  native::MergedStacks merged(const cpython::ProcessStacks& stacks, bool all_threads,
                               const std::set<int64_t>* only = nullptr);
 
  private:
@@ -49,16 +49,16 @@ class CoreUnwinding {
 
 // The same from an unwinder a shell opened itself (a live process: its memory, registers and
 // modules, no core), which may have walked its threads already.
-report::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
+native::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
                                          const cpython::ProcessStacks& stacks, bool all_threads,
                                          const std::set<int64_t>* only = nullptr);
 
 // The same from any source of one thread's native stack by LWP.
-report::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
+native::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
                                          const cpython::ProcessStacks& stacks, bool all_threads,
                                          const std::set<int64_t>* only = nullptr);
 
 // The native stacks of `merged` as a snapshot records them (SnapshotProcess::native_stacks).
-std::vector<std::byte> recorded_native_stacks(const report::MergedStacks& merged);
+std::vector<std::byte> recorded_native_stacks(const native::MergedStacks& merged);
 
 }  // namespace hangpy::coreanalyze

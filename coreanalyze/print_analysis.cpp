@@ -116,12 +116,12 @@ void print_text(const CommandLine& line, const report::AnalysedInput& input,
   report::TextStyle style;
   style.color = line.color;
   style.context_lines = line.context_lines;
-  if (const report::LocalsByFrame* locals = found.locals) {
+  if (const cpython::LocalsByFrame* locals = found.locals) {
     style.after_frame = [locals](const cpython::PythonFrame& frame) {
       return report::format_frame_locals(*locals, frame);
     };
   }
-  if (const report::CallNotes* call_notes = found.call_notes) {
+  if (const native::CallNotes* call_notes = found.call_notes) {
     style.before_merged_frame = [call_notes](int64_t lwp, size_t index) {
       return report::format_call_notes(*call_notes, lwp, index);
     };
@@ -147,7 +147,7 @@ analysis::Request analysis_request(const CommandLine& line, std::string missing_
   return request;
 }
 
-Findings findings_of(const analysis::Details& details, const report::MergedStacks* native) {
+Findings findings_of(const analysis::Details& details, const native::MergedStacks* native) {
   Findings found;
   found.merged = native;
   found.locals = details.locals ? &*details.locals : nullptr;

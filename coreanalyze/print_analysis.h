@@ -17,15 +17,15 @@ namespace hangpy::coreanalyze {
 
 // What one run found, beside the Python stacks: each part is there only when asked for.
 struct Findings {
-  const report::MergedStacks* merged = nullptr;      // --native
-  const report::LocalsByFrame* locals = nullptr;     // --locals
-  const report::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
+  const native::MergedStacks* merged = nullptr;      // --native
+  const cpython::LocalsByFrame* locals = nullptr;     // --locals
+  const native::CallNotes* call_notes = nullptr;     // --native: the built-ins being called
   const diagnosis::ProcessDiagnosis* diagnosis = nullptr;
   const diagnosis::TaskForest* tasks = nullptr;       // unless --no-tasks
 };
 
 // What an analysis found, for printing: pointers into `details` and `native`.
-Findings findings_of(const analysis::Details& details, const report::MergedStacks* native);
+Findings findings_of(const analysis::Details& details, const native::MergedStacks* native);
 
 nlohmann::json json_document(const CommandLine& line, const report::AnalysedInput& input,
                              const cpython::ProcessStacks& stacks, const Findings& found);

@@ -18,4 +18,9 @@ bool ProcessStacks::partial() const {
                      [](const PythonThread& thread) { return thread.error.has_value(); });
 }
 
+bool repeats_previous(const PythonFrame& frame, const PythonFrame& previous) {
+  return frame.file == previous.file && frame.line == previous.line && frame.function == previous.function &&
+         frame.qualname == previous.qualname;
+}
+
 }  // namespace hangpy::cpython

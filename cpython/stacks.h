@@ -84,4 +84,12 @@ struct ProcessStacks {
   bool partial() const;  // some thread's chain ended on an error
 };
 
+// Recursion, as Python's own tracebacks fold it (traceback.py): a run of frames at one file, line
+// and function shows kRepeatsShown of them, the rest counted. The reports fold by it, and the
+// locals are read only for the frames shown (stack_locals.h).
+inline constexpr size_t kRepeatsShown = 3;
+
+// For frames in display order: whether frame i repeats frame i - 1 (same file, line, function).
+bool repeats_previous(const PythonFrame& frame, const PythonFrame& previous);
+
 }  // namespace hangpy::cpython

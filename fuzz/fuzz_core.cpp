@@ -40,9 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   report::AnalysedInput input;
   auto environment = targets::read_initial_environment(
       (*target)->memory(), (*target)->core().auxv(),
-      [](std::string_view name) { return report::is_label_variable(name); });
+      [](std::string_view name) { return cpython::is_label_variable(name); });
   if (environment)
-    for (const std::string& entry : *environment) report::keep_label_variables(entry, input.environment.variables);
+    for (const std::string& entry : *environment) cpython::keep_label_variables(entry, input.environment.variables);
   const analysis::TargetFacts facts = (*target)->facts();
   analysis::Request request;
   request.call_notes = true;

@@ -23,8 +23,8 @@ diagnosis::ProcessDiagnosis diagnose_process(const Analysis& analysis) {
   // the threads analysis::vague_threads names (the rule coreanalyze follows too), and for a
   // collective's backend workers.
   diagnosis::ProcessDiagnosis diagnosis = analysis::diagnose_threads(memory, *analysis.stacks, nullptr, facts);
-  auto unwind = [](const cpython::ProcessStacks&, const std::set<int64_t>& lwps) -> std::optional<report::MergedStacks> {
-    report::MergedStacks native;
+  auto unwind = [](const cpython::ProcessStacks&, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
+    native::MergedStacks native;
     for (ThreadWaitState& state : thread_wait_states(kNativeFramesPerThread, lwps)) {
       if (state.frame_names.empty()) continue;
       // gdb's names are the frames' only facts here: no Python frames are spliced in, which the

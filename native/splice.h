@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,5 +48,8 @@ struct MergedStack {
   // records (recorded_stacks.h), to be spliced again when it is read.
   std::vector<NativeFrame> unwound;
 };
+
+// Every unwound thread's merged stack, by LWP.
+using MergedStacks = std::map<int64_t, MergedStack>;
 
 }  // namespace hangpy::native

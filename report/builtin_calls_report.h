@@ -9,21 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "cpython/address_space.h"
-#include "cpython/layout.h"
-#include "cpython/target.h"
-#include "report/native_report.h"
+#include "native/builtin_call_notes.h"
 
 namespace hangpy::report {
 
-// (LWP, index of a frame in its MergedStack) -> the lines to print before that frame.
-using CallNotes = std::map<std::pair<int64_t, size_t>, std::vector<std::string>>;
-
-// The C functions' bounds come from the modules' unwind tables, read through `target`.
-CallNotes find_call_notes(const cpython::Target& target, const cpython::Layout& layout,
-                          const MergedStacks& merged);
-
 // The text printed before frame `index` of LWP `lwp`'s merged stack (empty when none).
-std::string format_call_notes(const CallNotes& notes, int64_t lwp, size_t index);
+std::string format_call_notes(const native::CallNotes& notes, int64_t lwp, size_t index);
 
 }  // namespace hangpy::report

@@ -19,7 +19,7 @@ struct AnalysedInput {
   cpython::ProcessInfo process;
   std::vector<std::string> modules;   // the mapped files, as the target records them
   std::vector<std::string> warnings;  // the target's own problems (missing files, truncation)
-  ProcessEnvironment environment;     // the label variables and the host, for "process"
+  cpython::ProcessEnvironment environment;     // the label variables and the host, for "process"
   std::vector<cpython::NativeThread> threads;  // the OS threads, with their CPU time where known
 };
 

@@ -7,35 +7,7 @@
 
 namespace hangpy::report {
 
-LocalsByFrame read_all_locals(const cpython::AddressSpace& memory,
-                              const cpython::ProcessStacks& stacks) {
-  LocalsByFrame locals;
-  if (!stacks.layout) return locals;
-  cpython::VariableReader reader(memory, *stacks.layout);
-  for (const auto& thread : stacks.threads) {
-    const std::vector<cpython::PythonFrame>& frames = thread.frames;
-    for (size_t i = 0, run_start = 0; i < frames.size(); ++i) {
-      if (i == 0 || !repeats_previous(frames[i], frames[i - 1])) run_start = i;
-      size_t run_end = i + 1;
-      while (run_end < frames.size() && run_end - i <= kRepeatsShown &&
-             repeats_previous(frames[run_end], frames[run_end - 1]))
-        ++run_end;
-      // Recursion is folded to kRepeatsShown frames of each run (its outermost or innermost
-      // ones, as the report's order has it): the frames folded away are not read.
-      const bool among_first = i - run_start < kRepeatsShown;
-      const bool among_last = run_end - i <= kRepeatsShown;  // the run ends within them
-      if (!among_first && !among_last) continue;
-      const cpython::PythonFrame& frame = frames[i];
-      FrameLocals& found = locals[frame.address];
-      auto variables = reader.locals(frame);
-      if (variables) found.variables = std::move(*variables);
-      else found.error = variables.error().describe();
-    }
-  }
-  return locals;
-}
-
-std::string format_frame_locals(const LocalsByFrame& locals, const cpython::PythonFrame& frame) {
+std::string format_frame_locals(const cpython::LocalsByFrame& locals, const cpython::PythonFrame& frame) {
   auto found = locals.find(frame.address);
   if (found == locals.end()) return {};
   if (found->second.error) return fmt::format("      <locals unreadable: {}>\n", for_terminal(*found->second.error));
@@ -46,7 +18,7 @@ std::string format_frame_locals(const LocalsByFrame& locals, const cpython::Pyth
 }
 
 void add_locals(nlohmann::json& document, const cpython::ProcessStacks& stacks,
-                const LocalsByFrame& locals) {
+                const cpython::LocalsByFrame& locals) {
   nlohmann::json& threads = document["threads"];
   for (size_t i = 0; i < stacks.threads.size() && i < threads.size(); ++i) {
     const auto& frames = stacks.threads[i].frames;

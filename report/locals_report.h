@@ -11,28 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cpython/address_space.h"
-#include "cpython/frame_variables.h"
+#include "cpython/stack_locals.h"
 #include "cpython/stacks.h"
 
 namespace hangpy::report {
 
-struct FrameLocals {
-  std::vector<cpython::Variable> variables;  // arguments first, then locals; unbound left out
-  std::optional<std::string> error;          // why they could not be read
-};
-
-using LocalsByFrame = std::map<uint64_t, FrameLocals>;  // by cpython::PythonFrame::address
-
-// Reads the locals of every frame of every thread (each value within kMaxBytesReadPerValue).
-LocalsByFrame read_all_locals(const cpython::AddressSpace& memory,
-                              const cpython::ProcessStacks& stacks);
-
 // The lines printed under a frame: "      name = repr", or one line saying why there are none.
-std::string format_frame_locals(const LocalsByFrame& locals, const cpython::PythonFrame& frame);
+std::string format_frame_locals(const cpython::LocalsByFrame& locals, const cpython::PythonFrame& frame);
 
 // Adds "locals" to each frame of a process_document() (json_report.h).
 void add_locals(nlohmann::json& document, const cpython::ProcessStacks& stacks,
-                const LocalsByFrame& locals);
+                const cpython::LocalsByFrame& locals);
 
 }  // namespace hangpy::report

@@ -98,7 +98,7 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
   return text;
 }
 
-std::string format_process_native(const cpython::ProcessStacks& stacks, const MergedStacks& merged,
+std::string format_process_native(const cpython::ProcessStacks& stacks, const native::MergedStacks& merged,
                                   SourceReader* sources, const TextStyle& style, bool all_threads,
                                   const diagnosis::ProcessDiagnosis* diagnosis) {
   std::string text = diagnosis ? format_process_diagnosis(*diagnosis) : std::string();
@@ -173,7 +173,7 @@ nlohmann::json merged_stack_json(const native::MergedStack& stack) {
 }
 
 void add_native_stacks(nlohmann::json& document, const cpython::ProcessStacks& stacks,
-                       const MergedStacks& merged) {
+                       const native::MergedStacks& merged) {
   nlohmann::json& threads = document["threads"];
   for (size_t i = 0; i < stacks.threads.size() && i < threads.size(); ++i) {
     const auto& lwp = stacks.threads[i].native_thread_id;

@@ -15,8 +15,6 @@
 
 namespace hangpy::report {
 
-using MergedStacks = std::map<int64_t, native::MergedStack>;  // by LWP
-
 // "Stack (most recent call first):" and one numbered line per frame, innermost first.
 std::string format_merged_stack(const native::MergedStack& stack, SourceReader* sources,
                                 const TextStyle& style);
@@ -24,7 +22,7 @@ std::string format_merged_stack(const native::MergedStack& stack, SourceReader* 
 // Every Python thread with its merged stack (a thread whose LWP has no stack in `merged` gets its
 // traceback); then, when `all_threads`, every thread that runs no Python with its native stack,
 // else the one line naming them.
-std::string format_process_native(const cpython::ProcessStacks& stacks, const MergedStacks& merged,
+std::string format_process_native(const cpython::ProcessStacks& stacks, const native::MergedStacks& merged,
                                   SourceReader* sources, const TextStyle& style, bool all_threads,
                                   const diagnosis::ProcessDiagnosis* diagnosis = nullptr);
 
@@ -34,6 +32,6 @@ nlohmann::json merged_stack_json(const native::MergedStack& stack);
 // Adds "native_stack" to each thread of a process_document() (json_report.h) that has one in
 // `merged`, Python threads and threads_without_python entries alike.
 void add_native_stacks(nlohmann::json& document, const cpython::ProcessStacks& stacks,
-                       const MergedStacks& merged);
+                       const native::MergedStacks& merged);
 
 }  // namespace hangpy::report

@@ -1,7 +1,6 @@
 #include "report/process_labels.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -13,25 +12,7 @@
 namespace hangpy::report {
 namespace {
 
-// The variables that say where a process sits in a job, and nothing else: a training job's
-// environment holds API tokens, cloud keys and passwords, so no other name is ever read into the
-// report. Each is set by a launcher, not by the user, and is no secret:
-constexpr std::array<std::string_view, 29> kLabelVariables = {
-    // torchrun / torch.distributed.run (torch/distributed/elastic/agent/server/api.py)
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
-    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "TORCHELASTIC_RUN_ID",
-    "TORCHELASTIC_RESTART_COUNT", "MASTER_ADDR", "MASTER_PORT",
-    // Slurm's srun (the job, the task's place in it, the node)
-    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_ID",
-    "SLURM_NTASKS", "SLURMD_NODENAME",
-    // MPI launchers (Open MPI, MPICH/Hydra), whose ranks DDP and Horovod use
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK",
-    "PMI_SIZE",
-    // the machine and the devices the process was given
-    "HOSTNAME", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-};
-
-std::optional<int64_t> decimal(const Environment& variables, std::string_view name) {
+std::optional<int64_t> decimal(const cpython::Environment& variables, std::string_view name) {
   auto found = variables.find(std::string(name));
   if (found == variables.end()) return std::nullopt;
   const std::string& text = found->second;
@@ -42,14 +23,14 @@ std::optional<int64_t> decimal(const Environment& variables, std::string_view na
 }
 
 // The first of `names` that holds a decimal number.
-std::optional<int64_t> first_decimal(const Environment& variables,
+std::optional<int64_t> first_decimal(const cpython::Environment& variables,
                                      std::initializer_list<std::string_view> names) {
   for (std::string_view name : names)
     if (auto value = decimal(variables, name)) return value;
   return std::nullopt;
 }
 
-ProcessRole role_of(const cpython::ProcessInfo& process, const ProcessEnvironment& environment,
+ProcessRole role_of(const cpython::ProcessInfo& process, const cpython::ProcessEnvironment& environment,
                     const cpython::ProcessStacks* stacks) {
   RoleEvidence evidence;
   evidence.command = process.command;
@@ -62,30 +43,8 @@ ProcessRole role_of(const cpython::ProcessInfo& process, const ProcessEnvironmen
 
 }  // namespace
 
-bool is_label_variable(std::string_view name) {
-  return std::find(kLabelVariables.begin(), kLabelVariables.end(), name) != kLabelVariables.end();
-}
-
-void keep_label_variables(std::string_view entry, Environment& into) {
-  const size_t equals = entry.find('=');
-  if (equals == std::string_view::npos || equals == 0) return;
-  const std::string_view name = entry.substr(0, equals);
-  if (!is_label_variable(name)) return;
-  into[std::string(name)] = std::string(entry.substr(equals + 1));
-}
-
-Environment label_variables_of_text(std::string_view text) {
-  Environment variables;
-  while (!text.empty()) {
-    const size_t end = std::min(text.find_first_of(std::string_view("\0\n", 2)), text.size());
-    keep_label_variables(text.substr(0, end), variables);
-    text.remove_prefix(std::min(end + 1, text.size()));
-  }
-  return variables;
-}
-
-std::optional<std::string> host_of(const ProcessEnvironment& environment) {
-  const Environment& variables = environment.variables;
+std::optional<std::string> host_of(const cpython::ProcessEnvironment& environment) {
+  const cpython::Environment& variables = environment.variables;
   if (auto node = variables.find("SLURMD_NODENAME"); node != variables.end() && !node->second.empty())
     return node->second;
   // The system's own record beats HOSTNAME, which a shell sets and a child may inherit from
@@ -96,7 +55,7 @@ std::optional<std::string> host_of(const ProcessEnvironment& environment) {
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const Environment& variables) {
+std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const cpython::Environment& variables) {
   return {
       {"rank", first_decimal(variables, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})},
       {"local_rank", first_decimal(variables, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"})},
@@ -108,23 +67,6 @@ std::vector<std::pair<std::string, std::optional<int64_t>>> numeric_labels(const
       {"slurm_nodeid", decimal(variables, "SLURM_NODEID")},
       {"slurm_job_id", decimal(variables, "SLURM_JOB_ID")},
   };
-}
-
-void add_runtime_labels(ProcessEnvironment& environment, const std::map<std::string, std::string>& now,
-                        const cpython::JobIndexes& indexes) {
-  bool changed = false;
-  for (const auto& [name, value] : now) {
-    if (!is_label_variable(name)) continue;
-    auto [it, inserted] = environment.variables.try_emplace(name, value);
-    if (!inserted && it->second != value) it->second = value;
-    else if (!inserted) continue;
-    changed = true;
-  }
-  if (changed) environment.source = environment.source.empty() ? "os.environ" : environment.source + ", os.environ";
-  environment.spawn_index = indexes.spawn_index;
-  environment.dataloader_worker_id = indexes.dataloader_worker_id;
-  environment.group_world_size = indexes.group_world_size;
-  environment.spawn_nprocs = indexes.spawn_nprocs;
 }
 
 // "docker container 3f2a9c81d0e4 (its own PID namespace)", "Kubernetes pod 0b6e..., containerd
@@ -151,7 +93,7 @@ std::string describe_container(const cpython::ContainerInfo& container, std::opt
 
 
 std::string format_process_labels(const cpython::ProcessInfo& process,
-                                  const ProcessEnvironment& environment,
+                                  const cpython::ProcessEnvironment& environment,
                                   const cpython::ProcessStacks* stacks) {
   std::map<std::string, std::optional<int64_t>> labels;
   for (auto& [name, value] : numeric_labels(environment.variables)) labels[name] = value;
@@ -174,7 +116,7 @@ std::string format_process_labels(const cpython::ProcessInfo& process,
 }
 
 void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo& process,
-                        const ProcessEnvironment& environment, const cpython::ProcessStacks* stacks) {
+                        const cpython::ProcessEnvironment& environment, const cpython::ProcessStacks* stacks) {
   process_json["ppid"] = process.parent_pid ? nlohmann::json(*process.parent_pid) : nullptr;
   const std::optional<std::string> host = host_of(environment);
   process_json["host"] = host ? nlohmann::json(*host) : nullptr;
@@ -202,7 +144,7 @@ void add_process_labels(nlohmann::json& process_json, const cpython::ProcessInfo
   process_json["labels"] = std::move(labels);
   nlohmann::json variables = nlohmann::json::object();
   for (const auto& [name, value] : environment.variables)
-    if (is_label_variable(name)) variables[name] = value;
+    if (cpython::is_label_variable(name)) variables[name] = value;
   process_json["environment"] = std::move(variables);
   process_json["environment_source"] =
       environment.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(environment.source);

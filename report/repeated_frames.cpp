@@ -16,11 +16,6 @@ bool same_place(const nlohmann::json& a, const nlohmann::json& b) {
 
 }  // namespace
 
-bool repeats_previous(const cpython::PythonFrame& frame, const cpython::PythonFrame& previous) {
-  return frame.file == previous.file && frame.line == previous.line && frame.function == previous.function &&
-         frame.qualname == previous.qualname;
-}
-
 std::string repeated_frames_line(size_t more) {
   return fmt::format("  [Previous frame repeated {} more time{}]\n", more, more == 1 ? "" : "s");
 }

@@ -13,11 +13,9 @@
 
 namespace hangpy::report {
 
-// Frames of a run shown before the rest are counted.
-inline constexpr size_t kRepeatsShown = 3;
-
-// For frames in display order: whether frame i repeats frame i - 1 (same file, line, function).
-bool repeats_previous(const cpython::PythonFrame& frame, const cpython::PythonFrame& previous);
+// Frames of a run shown before the rest are counted, and how a run is told (cpython/stacks.h).
+using cpython::kRepeatsShown;
+using cpython::repeats_previous;
 
 // "  [Previous frame repeated 99997 more times]\n"
 std::string repeated_frames_line(size_t more);

@@ -18,7 +18,7 @@ namespace hangpy::symbols {
 
 inline constexpr const char* kSnapshotNoteName = "HANGPY";
 inline constexpr uint32_t kSnapshotSymbolsNoteType = 0x48505901;
-// The process's rank labels (RANK, SLURM_PROCID...: the variables report::is_label_variable
+// The process's rank labels (RANK, SLURM_PROCID...: the variables cpython::is_label_variable
 // keeps), "NAME=value" strings each ended by a NUL. A snapshot keeps no page of the environment
 // on purpose (it may hold secrets), so without this a triage of snapshot cores would not know
 // the ranks, or know some of them, by the pages argv happened to share with them.

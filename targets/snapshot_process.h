@@ -26,7 +26,7 @@ struct SnapshotProcess {
   // PF_R | PF_W | PF_X of the mapping holding an address (PF_R when unknown).
   std::function<uint32_t(uint64_t)> protection_at;
   // The label variables of its environment (symbols::kSnapshotLabelsNoteType), none of the rest:
-  // name -> value, as report::Environment has them (a snapshot knows nothing of the report).
+  // name -> value, as cpython::Environment has them (a snapshot knows nothing of the report).
   std::map<std::string, std::string> label_variables;
   // The native stacks unwound, encoded (native/recorded_stacks.h); none when nothing was unwound.
   std::vector<std::byte> native_stacks;

@@ -68,9 +68,9 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
   analysis::Request request;
   request.locals = true;
   size_t native_steps = 0;
-  report::MergedStacks given;
+  native::MergedStacks given;
   given.emplace(-1, native::MergedStack{});  // a marker the details must be handed
-  analysis::NativeStep native = [&](const cpython::ProcessStacks& stacks) -> std::optional<report::MergedStacks> {
+  analysis::NativeStep native = [&](const cpython::ProcessStacks& stacks) -> std::optional<native::MergedStacks> {
     ++native_steps;
     EXPECT_EQ(stacks.threads.size(), truth["threads"].size());  // called with the stacks just read
     return given;
@@ -78,7 +78,7 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
   size_t for_diagnosis_calls = 0;
   analysis::NativeForDiagnosis for_diagnosis = [&](const cpython::ProcessStacks&, const std::set<int64_t>&) {
     ++for_diagnosis_calls;
-    return std::optional<report::MergedStacks>();
+    return std::optional<native::MergedStacks>();
   };
 
   const analysis::ProcessAnalysis analysis =
@@ -141,7 +141,7 @@ TEST_P(ProcessAnalysisOfDeadlock, NoNativeStacksForWaitsTheDiagnosisNames) {
   std::set<int64_t> asked;
   analysis::NativeForDiagnosis for_diagnosis = [&](const cpython::ProcessStacks&, const std::set<int64_t>& lwps) {
     asked.insert(lwps.begin(), lwps.end());
-    return std::optional<report::MergedStacks>();
+    return std::optional<native::MergedStacks>();
   };
   const analysis::ProcessAnalysis analysis =
       analysis::analyse_process(snapshot.target(), analysis::Request{}, {}, for_diagnosis);

@@ -20,13 +20,13 @@ namespace {
 TEST(ProcessLabels, KeepsOnlyWhitelistedVariablesOfNulAndLineSeparatedText) {
   const char block[] = "RANK=3\0API_TOKEN=hunter2\0WORLD_SIZE=8\0=bad\0noequals\0LOCAL_RANK=1\0";
   const std::string environ_text(block, sizeof block - 1);
-  Environment variables = label_variables_of_text(environ_text);
-  EXPECT_EQ(variables, (Environment{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}}));
-  variables = label_variables_of_text("LANG=C.UTF-8\nSLURM_PROCID=5\nAWS_SECRET_ACCESS_KEY=x\nSLURM_PROCID=6\n");
-  EXPECT_EQ(variables, (Environment{{"SLURM_PROCID", "6"}}));  // the later one wins, as getenv
-  EXPECT_FALSE(is_label_variable("PATH"));
-  EXPECT_FALSE(is_label_variable("RANKX"));
-  EXPECT_TRUE(is_label_variable("CUDA_VISIBLE_DEVICES"));
+  cpython::Environment variables = cpython::label_variables_of_text(environ_text);
+  EXPECT_EQ(variables, (cpython::Environment{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}}));
+  variables = cpython::label_variables_of_text("LANG=C.UTF-8\nSLURM_PROCID=5\nAWS_SECRET_ACCESS_KEY=x\nSLURM_PROCID=6\n");
+  EXPECT_EQ(variables, (cpython::Environment{{"SLURM_PROCID", "6"}}));  // the later one wins, as getenv
+  EXPECT_FALSE(cpython::is_label_variable("PATH"));
+  EXPECT_FALSE(cpython::is_label_variable("RANKX"));
+  EXPECT_TRUE(cpython::is_label_variable("CUDA_VISIBLE_DEVICES"));
 }
 
 TEST(ProcessLabels, NumericLabelsAreDecimalAndFallBackToMpiNames) {
@@ -43,7 +43,7 @@ TEST(ProcessLabels, NumericLabelsAreDecimalAndFallBackToMpiNames) {
 }
 
 TEST(ProcessLabels, HostPrefersSlurmNodeThenSystemThenHostname) {
-  ProcessEnvironment environment;
+  cpython::ProcessEnvironment environment;
   EXPECT_EQ(host_of(environment), std::nullopt);
   environment.variables = {{"HOSTNAME", "container"}};
   EXPECT_EQ(host_of(environment), "container");
@@ -58,9 +58,9 @@ TEST(ProcessLabels, TextLineAndJsonNeverShowOtherVariables) {
   process.pid = 1234;
   process.parent_pid = 1200;
   process.arguments = "python3 train.py";
-  ProcessEnvironment environment;
+  cpython::ProcessEnvironment environment;
   environment.variables = {{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}};
-  environment.variables["API_TOKEN"] = "hunter2";  // not through keep_label_variables: still dropped
+  environment.variables["API_TOKEN"] = "hunter2";  // not through cpython::keep_label_variables: still dropped
   environment.system_host = "node7";
   environment.source = "initial stack";
   EXPECT_EQ(format_process_labels(process, environment, nullptr),
@@ -91,7 +91,7 @@ cpython::ProcessStacks stacks_running(std::vector<std::pair<std::string, std::st
   return stacks;
 }
 
-std::string_view role(std::string_view arguments, const Environment& environment = {},
+std::string_view role(std::string_view arguments, const cpython::Environment& environment = {},
                       const cpython::ProcessStacks* stacks = nullptr, std::string_view command = "python3",
                       std::string_view executable = "/usr/bin/python3.11") {
   RoleEvidence evidence;
@@ -124,7 +124,7 @@ TEST(ProcessRole, FromCommandLines) {
 }
 
 TEST(ProcessRole, FromStacksBeforeTheInheritedEnvironment) {
-  const Environment rank = {{"RANK", "1"}, {"WORLD_SIZE", "2"}};
+  const cpython::Environment rank = {{"RANK", "1"}, {"WORLD_SIZE", "2"}};
   const auto worker = stacks_running({{"/srv/train.py", "<module>"},
                                       {"/usr/lib/python3.11/multiprocessing/popen_fork.py", "_launch"},
                                       {"/usr/lib/python3.11/multiprocessing/process.py", "_bootstrap"},
@@ -206,7 +206,7 @@ struct InitialStack {
   }
 };
 
-const KeepVariable kKeepLabels = [](std::string_view name) { return report::is_label_variable(name); };
+const KeepVariable kKeepLabels = [](std::string_view name) { return cpython::is_label_variable(name); };
 
 TEST(InitialEnvironment, ReadsTheKeptEntriesInOrder) {
   InitialStack stack({"python3", "train.py"},
