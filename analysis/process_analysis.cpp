@@ -1,6 +1,11 @@
 #include "analysis/process_analysis.h"
 
 #include <algorithm>
+#include <map>
+#include <thread>
+#include <string>
+
+#include "cpython/runtime_labels.h"
 
 namespace hangpy::analysis {
 
@@ -109,22 +114,126 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
   return used;
 }
 
-ProcessAnalysis analyse_process(const ProcessTarget& target, const Request& request, const NativeStep& unwind,
-                                const NativeForDiagnosis& for_diagnosis) {
-  return analyse_process(target, target.facts(), request, unwind, for_diagnosis);
+diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks) {
+  const TargetFacts facts = target.facts();
+  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts);
+  const std::unique_ptr<NativeUnwinding> unwinding = target.native_unwinding(false);
+  if (!unwinding) return diagnosis;
+  auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
+    native::MergedStacks merged = unwinding->merged(of, false, &lwps);
+    if (merged.empty()) return std::nullopt;  // none of them could be unwound here
+    return merged;
+  };
+  diagnose_with_native_stacks(target.memory(), stacks, facts, unwind, diagnosis);
+  return diagnosis;
 }
 
-ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
-                                const Request& request, const NativeStep& unwind,
-                                const NativeForDiagnosis& for_diagnosis) {
-  ProcessAnalysis analysis{cpython::analyze(target, request.analyze), std::nullopt, std::nullopt, {}};
-  if (!analysis.stacks) return analysis;
-  if (unwind) analysis.native = unwind(*analysis.stacks);
-  analysis.details = read_details(target, *analysis.stacks, analysis.native ? &*analysis.native : nullptr,
-                                  facts, request);
-  if (!analysis.native && for_diagnosis)
-    analysis.native_for_diagnosis = diagnose_with_native_stacks(target.memory(), *analysis.stacks, facts, for_diagnosis,
-                                                                analysis.details.diagnosis);
+void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
+                        const cpython::Target& read, const cpython::ProcessStacks& stacks) {
+  const std::map<std::string, std::string> now =
+      cpython::read_environment_now(target.memory(), stacks, cpython::is_label_variable);
+  const cpython::JobIndexes indexes = cpython::read_job_indexes(read.memory(), stacks);
+  cpython::add_runtime_labels(environment, now, indexes);
+}
+
+namespace {
+
+// The stacks read with the process held (or as it stands, for a target that does not run): a
+// thread left asleep in its system call that woke while read makes them be read again, a few
+// times at most. The native stacks are walked in the same hold. Whether a thread ran is asked
+// after the process is let go (asking /proc of a sleeping thread while it is held would lengthen
+// every stop).
+void read_stacks(ProcessTarget& target, const Request& request, ProcessAnalysis& analysis,
+                 std::unique_ptr<NativeUnwinding>& printed) {
+  constexpr int kMaxReads = 3;
+  HeldRead& held = analysis.held;
+  for (held.reads = 1;; ++held.reads) {
+    std::unique_ptr<Hold> hold;
+    if (request.hold) {
+      auto stopped = target.hold(*request.hold);
+      if (!stopped) {
+        analysis.failure = stopped.error();
+        return;
+      }
+      hold = std::move(*stopped);
+    }
+    if (hold && !hold->timed_out()) held.threads = hold->threads();
+    if (!hold || !hold->timed_out()) {
+      // --snapshot: what this pass and the details read is what the snapshot keeps.
+      if (request.record) analysis.recording = std::make_unique<cpython::RecordingTarget>(target);
+      const cpython::Target& read = request.record ? *analysis.recording : static_cast<const cpython::Target&>(target);
+      analysis.stacks = cpython::analyze(read, request.analyze);
+      // --native: the stacks are walked while the process is held, their symbols named after.
+      printed.reset();
+      if ((request.native || request.native_all) && analysis.stacks && (hold || !request.hold)) {
+        printed = target.native_unwinding(request.inlined);
+        if (printed && hold) printed->walk();
+      }
+    }
+    if (!hold) {
+      if (request.clock_is_ours) held.taken_at = std::chrono::system_clock::now();
+      return;
+    }
+    // --hold-stopped (for tests): the process stays held that long, each pass, unless the stop's
+    // limit ends it.
+    const auto hold_until = std::chrono::steady_clock::now() + request.hold->hold_for;
+    while (!hold->timed_out() && std::chrono::steady_clock::now() < hold_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto released_at = std::chrono::system_clock::now();
+    held.stops.push_back(hold->release());
+    if (hold->timed_out()) {
+      // Undone at once, from the timer's handler: what was read is dropped.
+      analysis.failure = hold->timeout_failure();
+      return;
+    }
+    held.taken_at = released_at;
+    held.realtime = hold->realtime();
+    held.moved = hold->moved();
+    if (held.moved.empty() || held.reads == kMaxReads) return;
+  }
+}
+
+}  // namespace
+
+ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
+  ProcessAnalysis analysis;
+  // A process that runs is read once as it runs: the binaries opened, their symbols found, and
+  // every page the stacks need read, so that the hold reads only those pages anew.
+  if (request.hold) {
+    if (auto first = cpython::analyze(target, request.analyze)) {
+      target.prepare_hold(*first, request.hold->stop_every_thread, [&] {
+        (void)read_details(target, *first, nullptr, target.facts(), request);
+      });
+    }
+  }
+  std::unique_ptr<NativeUnwinding> printed;
+  read_stacks(target, request, analysis, printed);
+  if (analysis.failure || !analysis.stacks) return analysis;
+  const cpython::ProcessStacks& stacks = *analysis.stacks;
+  const cpython::Target& read =
+      analysis.recording ? static_cast<const cpython::Target&>(*analysis.recording) : target;
+  if (printed) analysis.native = printed->merged(stacks, request.native_all);
+  const TargetFacts facts = target.facts();
+  Request details_request = request;
+  if (request.clock_is_ours) {
+    details_request.task_options.monotonic_now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  analysis.details = read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts, details_request);
+  if (!analysis.native && request.native_for_diagnosis) {
+    std::unique_ptr<NativeUnwinding> unwinding;  // opened on first need, one session for both asks
+    auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
+      if (!unwinding) unwinding = target.native_unwinding(false);
+      if (!unwinding) return std::nullopt;
+      native::MergedStacks merged = unwinding->merged(of, false, &lwps);
+      if (merged.empty()) return std::nullopt;  // none of them could be unwound here
+      return merged;
+    };
+    analysis.native_for_diagnosis =
+        diagnose_with_native_stacks(read.memory(), stacks, facts, unwind, analysis.details.diagnosis);
+  }
+  analysis.environment = target.environment();
+  add_program_labels(analysis.environment, target, read, stacks);
   return analysis;
 }
 

@@ -1,11 +1,15 @@
-// The analysis of one process, in one order for every target: its Python stacks, then (native
-// stacks being the target's to unwind) the locals, the diagnosis, asyncio's tasks and the notes
-// on built-in calls, each when asked for. `coreanalyze CORE`, `coreanalyze --pid` and the fuzzer
-// call it; a live process reads its stacks while it is stopped and its details after (see
-// coreanalyze/live_run.cpp), through the same read_details.
+// The analysis of one process, in one order for every target (process_target.h): a process that
+// runs is read once as it runs (a warm pass), then held while its stacks are read (and read again
+// when a thread it left asleep woke meanwhile), its native stacks walked while it is held; then,
+// the process let go, the locals, the diagnosis, asyncio's tasks, the notes on built-in calls and
+// the labels, each when asked for. `coreanalyze CORE`, `coreanalyze --pid` (and so collect's,
+// watch's and triage's children) and the fuzzer call analyse_process; gdb, which reads a stack
+// a command at a time, calls its parts (diagnose_threads_of, read_tasks).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <functional>
 #include <optional>
 #include <set>
@@ -16,6 +20,7 @@
 #include "base/error.h"
 #include "cpython/analyzer.h"
 #include "cpython/asyncio_tasks.h"
+#include "cpython/recording_target.h"
 #include "cpython/target.h"
 #include "diagnosis/diagnosis.h"
 #include "diagnosis/task_waits.h"
@@ -32,6 +37,18 @@ struct Request {
   bool tasks = true;                 // unless --no-tasks
   cpython::AsyncioOptions task_options;
   bool call_notes = false;           // the built-ins native frames call (text output)
+  bool native = false;               // --native: every Python thread's native stack, printed
+  bool native_all = false;           // --native-all: every thread's
+  bool inlined = false;              // --inlined: the functions inlined at each pc too
+  // Without `native`: the threads the diagnosis leaves vague are unwound for it alone (what a
+  // thread waits for must not depend on an option).
+  bool native_for_diagnosis = true;
+  bool record = false;               // --snapshot: everything read through a recording, kept
+  // A process that runs: held while its stacks are read (coreanalyze --pid without --nonblocking).
+  std::optional<HoldOptions> hold;
+  // The process runs on this machine (--pid, --nonblocking too): asyncio's loop.time() is this
+  // machine's time.monotonic(), read as the tasks are, so that a sleep says how long it has left.
+  bool clock_is_ours = false;
 };
 
 // The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).
@@ -59,10 +76,6 @@ Details read_details(const cpython::Target& target, const cpython::ProcessStacks
                      const native::MergedStacks* native, const TargetFacts& facts,
                      const Request& request);
 
-// The native stacks of a target, unwound after its Python stacks are read (a core's; a live
-// process unwinds while stopped, before its details are read).
-using NativeStep = std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&)>;
-
 // Native stacks for the diagnosis alone, when none are printed: the threads (by LWP) whose Python
 // frames and registers leave their wait vague (a futex, an unknown call) are unwound, so that
 // "blocked on" names what the C/C++ code waits for (a DDP reducer, a pthread mutex, the GIL).
@@ -89,23 +102,48 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
                                                                 const NativeForDiagnosis& for_diagnosis,
                                                                 diagnosis::ProcessDiagnosis& diagnosis);
 
-struct ProcessAnalysis {
-  Expected<cpython::ProcessStacks> stacks;
-  std::optional<native::MergedStacks> native;
-  // Without `native`: the vague threads' stacks `for_diagnosis` unwound, when it did (a snapshot
-  // records them, so that it diagnoses the same without the binaries).
-  std::optional<native::MergedStacks> native_for_diagnosis;
-  Details details;  // empty when the stacks could not be read
+// The diagnosis of `stacks`, made again with the native stacks of the threads it leaves vague
+// when `target` can unwind them (gdb's py-deadlock, py-threads).
+diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks);
+
+// What the program knows of itself now (cpython/runtime_labels.h), merged into `environment`:
+// os.environ read from `target` itself, never through a recording (the snapshot keeps the label
+// variables in its note, not the pages of os.environ, which hold every other variable too); the
+// spawn index and DataLoader worker id read from `read` (a snapshot keeps those locals).
+void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
+                        const cpython::Target& read, const cpython::ProcessStacks& stacks);
+
+// How a process that runs was read.
+struct HeldRead {
+  // How long the process was held at each pass (from the first stop to the last release), in
+  // order; none for a target that stands still, or read as it ran.
+  std::vector<std::chrono::nanoseconds> stops;
+  Hold::Threads threads;           // the last pass's
+  bool realtime = false;
+  std::vector<int64_t> moved;      // the threads that ran while read, every time
+  int reads = 0;                   // how many times the stacks were read
+  // When the stacks were read: as the last hold let the process go (or as they were read, for a
+  // process read as it ran); none for a target that stands still.
+  std::optional<std::chrono::system_clock::time_point> taken_at;
 };
 
-// Stacks, native stacks (when `unwind` is given), details; without `unwind`, `for_diagnosis`
-// (when given) unwinds the vague threads for the diagnosis.
-ProcessAnalysis analyse_process(const ProcessTarget& target, const Request& request, const NativeStep& unwind = {},
-                                const NativeForDiagnosis& for_diagnosis = {});
-// The same, read through `target` (a recording of the process, for a snapshot) with `facts` (the
-// process's own: ProcessTarget::facts() of what the recording records).
-ProcessAnalysis analyse_process(const cpython::Target& target, const TargetFacts& facts,
-                                const Request& request, const NativeStep& unwind = {},
-                                const NativeForDiagnosis& for_diagnosis = {});
+struct ProcessAnalysis {
+  Expected<cpython::ProcessStacks> stacks = std::unexpected(Error{ErrorKind::kNotFound, "not read", {}});
+  std::optional<native::MergedStacks> native;
+  // Without `native`: the vague threads' stacks unwound for the diagnosis, when they were (a
+  // snapshot records them, so that it diagnoses the same without the binaries).
+  std::optional<native::MergedStacks> native_for_diagnosis;
+  Details details;  // empty when the stacks could not be read
+  cpython::ProcessEnvironment environment;
+  // With Request::record: what the analysis read (the last pass's, for a process held), which a
+  // snapshot holds.
+  std::unique_ptr<cpython::RecordingTarget> recording;
+  HeldRead held;
+  // Why a process that runs could not be held, or was held past its limit: then nothing else is.
+  std::optional<HoldFailure> failure;
+};
+
+// Stacks, native stacks, details and labels of `target`, as `request` asks.
+ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request);
 
 }  // namespace hangpy::analysis

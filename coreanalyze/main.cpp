@@ -14,13 +14,12 @@
 #include "inputs/core_input.h"
 #include "targets/core_target.h"
 #include "inputs/coredumpctl.h"
-#include "coreanalyze/environment_sources.h"
 #include "base/exit_codes.h"
-#include "coreanalyze/live_run.h"
-#include "coreanalyze/native_stacks.h"
+#include "coreanalyze/pid_command.h"
+#include "native/merged_stacks.h"
 #include "base/output_file.h"
 #include "coreanalyze/print_analysis.h"
-#include "targets/recording_target.h"
+#include "cpython/recording_target.h"
 #include "targets/snapshot_writer.h"
 #include "inputs/stdin_core.h"
 #include "jobs/triage_run.h"
@@ -54,9 +53,9 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }
 
 report::AnalysedInput analysed_input(const std::string& given_core, const CoreInput& unwrapped,
-                                     const CoreTarget& target) {
+                                     const CoreTarget& target, cpython::ProcessEnvironment environment) {
   report::AnalysedInput input;
-  input.environment = core_environment(target, unwrapped);
+  input.environment = std::move(environment);
   input.core = given_core;
   input.process = target.process();
   input.threads = target.threads();
@@ -107,7 +106,7 @@ std::vector<std::string> files_read(const CommandLine& line, const CoreTarget& t
 }
 
 Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarget& target,
-                                        const RecordingTarget& recording,
+                                        const cpython::RecordingTarget& recording,
                                         const cpython::ProcessStacks& stacks,
                                         const cpython::Environment& labels,
                                         const native::MergedStacks* native) {
@@ -115,7 +114,7 @@ Expected<void> write_requested_snapshot(const CommandLine& line, const CoreTarge
   if (auto ok = check_not_an_input(path, files_read(line, target, stacks)); !ok) return ok;
   SnapshotProcess process = snapshot_process_of(target.core());
   process.label_variables = labels;
-  if (native) process.native_stacks = recorded_native_stacks(*native);
+  if (native) process.native_stacks = native::recorded_native_stacks(*native);
   return write_snapshot(path, process, recording);
 }
 
@@ -162,35 +161,13 @@ std::variant<int, NamedCore> find_core(CommandLine& line) {
   line.core.executable_hint = named.unwrapped.executable_hint;
   line.core.maps_hint = named.unwrapped.maps_hint;
   line.core.saved_open_files = named.unwrapped.saved_open_files;
+  line.core.saved_environment = named.unwrapped.saved_environment;
+  line.core.saved_environment_source = named.unwrapped.saved_environment_source;
+  line.core.saved_host = named.unwrapped.saved_host;
   return named;
 }
 
 int analyse_core(CommandLine& line);
-
-// The native stacks of a core: all of them with --native (printed), else those of the threads
-// the diagnosis leaves vague, for the diagnosis alone (what a thread waits for must not depend on
-// an option). Both unwound from the core itself (libdwfl reads it), not through a recording.
-struct NativeSteps {
-  analysis::NativeStep printed;
-  analysis::NativeForDiagnosis for_diagnosis;
-};
-
-NativeSteps native_steps(const CommandLine& line, const CoreTarget& target) {
-  NativeSteps steps;
-  if (line.native) {
-    steps.printed = [&line, &target](const cpython::ProcessStacks& stacks) -> std::optional<native::MergedStacks> {
-      return gather_merged_stacks(target, line.core, stacks, line.native_all, line.inlined);
-    };
-  } else {
-    // One session for every call: the diagnosis may ask again, for a collective's workers.
-    auto unwinding = std::make_shared<CoreUnwinding>(target, line.core, false);
-    steps.for_diagnosis = [unwinding](const cpython::ProcessStacks& stacks,
-                                      const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
-      return unwinding->merged(stacks, false, &lwps);
-    };
-  }
-  return steps;
-}
 
 }  // namespace
 
@@ -229,22 +206,16 @@ int analyse_core(CommandLine& line) {
     fmt::print(stderr, "coreanalyze: {}\n", message);
     return kExitBadInput;
   }
-  const analysis::Request request = analysis_request(line, "try --exe, --sysroot or --lib-path");
-  const analysis::TargetFacts facts = (*target)->facts();
-  const NativeSteps native = native_steps(line, **target);
-  // With --snapshot, everything is read through the recording, which the snapshot then holds.
-  RecordingTarget recording(**target);
-  const cpython::Target& analyzed =
-      line.snapshot_path ? static_cast<const cpython::Target&>(recording) : **target;
+  // With --snapshot, everything is read through a recording, which the snapshot then holds.
   analysis::ProcessAnalysis found_all =
-      analysis::analyse_process(analyzed, facts, request, native.printed, native.for_diagnosis);
+      analysis::analyse_process(**target, analysis_request(line, "try --exe, --sysroot or --lib-path"));
   auto& stacks = found_all.stacks;
   if (!stacks) {
     for (const auto& warning : unwrapped->warnings) fmt::print(stderr, "coreanalyze: warning: {}\n", warning);
     return report_failure(**target, stacks.error());
   }
-  report::AnalysedInput input = analysed_input(given_core, *unwrapped, **target);
-  add_program_labels(input.environment, **target, analyzed, *stacks);
+  report::AnalysedInput input =
+      analysed_input(given_core, *unwrapped, **target, std::move(found_all.environment));
 
   // The snapshot comes before the output (the text output reads source files, which are no part
   // of it), but a snapshot that cannot be written costs the user no stacks: they are printed all
@@ -252,7 +223,7 @@ int analyse_core(CommandLine& line) {
   std::optional<Error> snapshot_error;
   if (line.snapshot_path) {
     const auto& unwound = found_all.native ? found_all.native : found_all.native_for_diagnosis;
-    if (auto written = write_requested_snapshot(line, **target, recording, *stacks,
+    if (auto written = write_requested_snapshot(line, **target, *found_all.recording, *stacks,
                                                 input.environment.variables,
                                                 unwound ? &*unwound : nullptr);
         !written)
@@ -273,7 +244,7 @@ int analyse_core(CommandLine& line) {
   }
   if (line.snapshot_path) {
     fmt::print(stderr, "coreanalyze: wrote snapshot {} ({} pages)\n", *line.snapshot_path,
-               recording.pages().size());
+               found_all.recording->pages().size());
   }
   // A truncated core is partial even where every stack read: what it lost is unknown.
   const bool partial = stacks->partial() || (*target)->core().truncation();

@@ -144,6 +144,10 @@ analysis::Request analysis_request(const CommandLine& line, std::string missing_
   request.tasks = line.tasks;
   request.task_options.max_tasks = line.max_tasks;
   request.call_notes = !line.json;  // the text output shows them
+  request.native = line.native;
+  request.native_all = line.native_all;
+  request.inlined = line.inlined;
+  request.record = line.snapshot_path.has_value();
   return request;
 }
 

@@ -12,8 +12,7 @@
 #include "analysis/process_analysis.h"
 #include "targets/core_file.h"
 #include "targets/core_target.h"
-#include "targets/initial_environment.h"
-#include "targets/recording_target.h"
+#include "cpython/recording_target.h"
 #include "targets/snapshot_process.h"
 #include "targets/snapshot_writer.h"
 #include "fuzz/memory_file.h"
@@ -38,19 +37,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto target = targets::CoreTarget::open(options);
   if (!target) return 0;
   report::AnalysedInput input;
-  auto environment = targets::read_initial_environment(
-      (*target)->memory(), (*target)->core().auxv(),
-      [](std::string_view name) { return cpython::is_label_variable(name); });
-  if (environment)
-    for (const std::string& entry : *environment) cpython::keep_label_variables(entry, input.environment.variables);
-  const analysis::TargetFacts facts = (*target)->facts();
   analysis::Request request;
   request.call_notes = true;
   request.locals = true;
+  // libdwfl's unwinding of a mutated core is elfutils' to fuzz, and slow: not here.
+  request.native_for_diagnosis = false;
   // Read through a recording, as --snapshot reads, so that the snapshot writer gets what was read.
-  targets::RecordingTarget recording(**target);
-  const analysis::ProcessAnalysis found = analysis::analyse_process(recording, facts, request);
+  request.record = true;
+  analysis::ProcessAnalysis found = analysis::analyse_process(**target, request);
   if (!found.stacks) return 0;
+  input.environment = std::move(found.environment);
   const cpython::ProcessStacks& stacks = *found.stacks;
   (void)report::format_process(stacks, nullptr, report::TextStyle{}, &found.details.diagnosis);
   input.process = (*target)->process();
@@ -65,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The snapshot of what was read, renamed into place in the scratch directory (memory).
   if (!fuzz::scratch_directory().empty()) {
     (void)targets::write_snapshot(fuzz::scratch_directory() + "/snapshot.core",
-                                      targets::snapshot_process_of((*target)->core()), recording);
+                                      targets::snapshot_process_of((*target)->core()), *found.recording);
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ class GdbTarget final : public analysis::ProcessTarget {
   // registers (each thread selected in turn, gdb's selection restored). Unlike the Target
   // functions it throws PythonErrorSet on Ctrl-C, as the commands that call it expect.
   analysis::TargetFacts facts() const override;
+  // gdb's unwinder, asked only for the threads the analysis names (about 1 ms a frame), the
+  // innermost frames' names only: the diagnosis reads Python frames from the analysis. Its
+  // merged() throws PythonErrorSet on Ctrl-C, as facts() does.
+  std::unique_ptr<analysis::NativeUnwinding> native_unwinding(bool inlined_frames) const override;
 
   const cpython::AddressSpace& memory() const override { return memory_; }
   const GdbMemory& gdb_memory() const { return memory_; }

@@ -1,6 +1,6 @@
 #include "targets/core_target.h"
 
-#include "targets/recording_target.h"
+#include "cpython/recording_target.h"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "targets/module_recovery.h"
 #include "targets/module_table.h"
 #include "targets/proc_maps.h"
-#include "targets/recording_target.h"
+#include "cpython/recording_target.h"
 #include "targets/zeroed_stacks.h"
 #include "symbols/elf_file.h"
 #include "symbols/module_placement.h"
@@ -269,7 +269,7 @@ class CoreTargetImpl final : public CoreTarget {
         snapshot_(core_->snapshot_symbols().has_value()),
         warnings_(core_->warnings()),
         files_(symbols::PathResolver(options.sysroot, options.lib_paths), !snapshot_, warnings_),
-        saved_open_files_(options.saved_open_files) {
+        options_(options) {
     collect_modules();
     find_executable();
     table_.set_executable(executable_);
@@ -284,7 +284,7 @@ class CoreTargetImpl final : public CoreTarget {
   const cpython::AddressSpace& memory() const override { return *memory_; }
   const ProcessInfo& process() const override { return process_; }
   const CoreFile& core() const override { return *core_; }
-  const std::map<int64_t, std::string>& saved_open_files() const override { return saved_open_files_; }
+  const CoreOptions& options() const override { return options_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
   std::vector<InputCause> causes() const override {
     std::vector<InputCause> found;
@@ -326,7 +326,7 @@ class CoreTargetImpl final : public CoreTarget {
 
   std::optional<uint64_t> find_section(std::string_view name) const override {
     if (const auto& recorded = core_->snapshot_symbols()) {
-      auto it = recorded->find(RecordingTarget::section_key(name));
+      auto it = recorded->find(cpython::RecordingTarget::section_key(name));
       if (it != recorded->end()) return it->second;
       return std::nullopt;
     }
@@ -400,7 +400,7 @@ class CoreTargetImpl final : public CoreTarget {
   std::optional<size_t> executable_;       // index into table_.modules()
   std::unique_ptr<CoreMemory> memory_;
   ProcessInfo process_;
-  std::map<int64_t, std::string> saved_open_files_;
+  const CoreOptions options_;
 };
 
 void CoreTargetImpl::collect_modules() {
@@ -661,9 +661,9 @@ analysis::TargetFacts CoreTarget::facts() const {
   facts.namespace_pids = process().namespace_pids;
   facts.function_at = [this](uint64_t pc) { return function_at(pc); };
   const ProcessInfo& info = process();
-  if (!saved_open_files().empty() || !info.pipe_ends.empty() || !info.socket_ends.empty()) {
+  if (!options().saved_open_files.empty() || !info.pipe_ends.empty() || !info.socket_ends.empty()) {
     facts.describe_fd = [this](int64_t fd) -> std::optional<diagnosis::FileDescriptorFacts> {
-      if (auto found = saved_open_files().find(fd); found != saved_open_files().end())
+      if (auto found = options().saved_open_files.find(fd); found != options().saved_open_files.end())
         return diagnosis::FileDescriptorFacts{found->second, {}};
       // A snapshot's notes: which pipe or connection, not who holds its other end (a triage
       // matches that).

@@ -34,6 +34,11 @@ struct CoreOptions {
   // What each file descriptor was, as an ABRT directory saved it (open_fds): facts() answers
   // with it first.
   std::map<int64_t, std::string> saved_open_files;
+  // The environment and host name an ABRT directory or apport report saved: environment()
+  // answers with them when the core itself holds no environment.
+  std::optional<std::string> saved_environment;
+  std::string saved_environment_source;  // "ABRT environ", "apport ProcEnviron"
+  std::optional<std::string> saved_host;  // ABRT `hostname`
 };
 
 using cpython::ProcessInfo;
@@ -56,7 +61,7 @@ class CoreTarget : public analysis::ProcessTarget {
   // From NT_PRPSINFO, NT_SIGINFO and NT_AUXV.
   virtual const ProcessInfo& process() const = 0;
   virtual const CoreFile& core() const = 0;
-  virtual const std::map<int64_t, std::string>& saved_open_files() const = 0;  // CoreOptions'
+  virtual const CoreOptions& options() const = 0;  // as opened
 
   // Problems that still let analysis go on: truncated segments, binaries not found, build-id
   // mismatches. One line each. Files opened later (by find_symbol, memory reads or modules())
@@ -76,6 +81,12 @@ class CoreTarget : public analysis::ProcessTarget {
   // The PID, threads and registers, container PIDs and function names the core records, and what
   // a file descriptor was: its saved open files', else its snapshot's pipe and TCP ends.
   analysis::TargetFacts facts() const override;
+  // A snapshot's note, else the initial stack's environment strings, else libc's environ, else
+  // what the core's wrapper saved (CoreOptions); the host only as the wrapper saved it
+  // (environment_sources.cpp).
+  cpython::ProcessEnvironment environment() const override;
+  // libdwfl over the core, or a snapshot's recorded stacks (core_unwinding.h).
+  std::unique_ptr<analysis::NativeUnwinding> native_unwinding(bool inlined_frames) const override;
 };
 
 }  // namespace hangpy::targets

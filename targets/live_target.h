@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,14 +21,12 @@
 namespace hangpy::targets {
 
 // Why a live process cannot be analysed: the exit code depends on it.
-struct LiveFailure {
-  enum class Kind { kNoProcess, kNotPermitted, kStopTimeout, kOther };
-  Kind kind;
-  std::string message;  // one line, saying what to do where something can be done
-};
+using LiveFailure = analysis::HoldFailure;
 
 template <typename T>
 using LiveExpected = std::expected<T, LiveFailure>;
+
+struct HoldState;  // live_hold.h
 
 class LiveTarget : public analysis::ProcessTarget {
  public:
@@ -35,6 +35,17 @@ class LiveTarget : public analysis::ProcessTarget {
   // The PID, threads (with the registers set_registers gave), container PIDs and function names,
   // and what each file descriptor is, from /proc (file_descriptors.h).
   analysis::TargetFacts facts() const override;
+  // /proc/PID/environ and this machine's name (environment_sources.cpp).
+  cpython::ProcessEnvironment environment() const override;
+  // The stop (live_hold.h): the warm pass's facts kept by prepare_hold, the process held by
+  // hold(), its threads unwound from the registers the last hold read.
+  void prepare_hold(const cpython::ProcessStacks& first, bool stop_every_thread,
+                    const std::function<void()>& read_details) override;
+  std::expected<std::unique_ptr<analysis::Hold>, analysis::HoldFailure> hold(const analysis::HoldOptions& options) override;
+  std::unique_ptr<analysis::NativeUnwinding> native_unwinding(bool inlined_frames) const override;
+  // What the last hold read (live_hold.h): its threads' registers, which a snapshot keeps, and
+  // those it left asleep; null before a hold.
+  const HoldState* last_hold() const;
 
   virtual const cpython::ProcessInfo& process() const = 0;
   virtual const std::vector<std::string>& warnings() const = 0;
@@ -56,6 +67,12 @@ class LiveTarget : public analysis::ProcessTarget {
   // only what the stack walk read, so that the stopped window reads no more than that anew.
   virtual std::vector<uint64_t> kept_pages() const = 0;
   virtual void keep_only(const std::vector<uint64_t>& pages) = 0;
+
+  LiveTarget();
+  ~LiveTarget() override;
+
+ private:
+  std::unique_ptr<HoldState> hold_state_;
 };
 
 // One line for a failed ptrace or /proc access to `pid`, from errno: says what to do when it is

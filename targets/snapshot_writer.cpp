@@ -44,7 +44,7 @@ void append_u64(std::vector<std::byte>& out, uint64_t value) {
 }
 
 // The process notes, rebuilt from what the core reader parsed or what /proc told.
-std::vector<std::byte> build_notes(const SnapshotProcess& process, const RecordingTarget& recorded) {
+std::vector<std::byte> build_notes(const SnapshotProcess& process, const cpython::RecordingTarget& recorded) {
   std::vector<std::byte> notes;
   const cpython::ProcessInfo& facts = process.facts;
   for (const CoreThread& thread : process.threads) {
@@ -158,8 +158,8 @@ struct Run {
 // read, os.environ's copies of the environment, a local nobody asked for stay behind.
 // The environment strings of the initial stack are zeroed even where something read them (see
 // initial_environment_strings): only the label variables leave the machine, in their note.
-std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTarget& recorded) {
-  constexpr uint64_t kPage = RecordingTarget::kPageSize;
+std::vector<Run> collect_runs(const SnapshotProcess& process, const cpython::RecordingTarget& recorded) {
+  constexpr uint64_t kPage = cpython::RecordingTarget::kPageSize;
   const auto withheld = initial_environment_strings(recorded.inner_memory(), process.auxv);
   std::vector<Run> runs;
   std::vector<std::byte> page(kPage);
@@ -185,7 +185,7 @@ std::vector<Run> collect_runs(const SnapshotProcess& process, const RecordingTar
 }  // namespace
 
 Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& process,
-                              const RecordingTarget& recorded) {
+                              const cpython::RecordingTarget& recorded) {
   std::vector<std::byte> notes = build_notes(process, recorded);
   std::vector<Run> runs = collect_runs(process, recorded);
 

@@ -9,11 +9,11 @@
 
 #include "base/error.h"
 #include "targets/snapshot_process.h"
-#include "targets/recording_target.h"
+#include "cpython/recording_target.h"
 
 namespace hangpy::targets {
 
 Expected<void> write_snapshot(const std::string& path, const SnapshotProcess& process,
-                              const RecordingTarget& recorded);
+                              const cpython::RecordingTarget& recorded);
 
 }  // namespace hangpy::targets

@@ -1,13 +1,19 @@
-// analysis::analyse_process over a ProcessTarget (its facts its own) on recorded targets: the
-// corpus's snapshot cores of deadlock.py (the
-// committed cores of real processes, each with the ground truth the interpreter wrote before it
-// blocked). One pipeline for every target: the stacks, then the native step when given (once,
-// with those stacks, its stacks handed to the details), the details (locals when asked, the
-// diagnosis: the two workers' lock cycle and the locks each holds), and the native stacks for the
-// diagnosis only where the diagnosis leaves a thread vague.
+// analysis::analyse_process over a ProcessTarget on recorded targets: the corpus's snapshot cores
+// of deadlock.py (the committed cores of real processes, each with the ground truth the
+// interpreter wrote before it blocked), seen through ObservedTarget, which passes every read to
+// the core and counts what the pipeline asks of a target (its unwinder, its hold). One pipeline
+// for every target: the stacks, then the native stacks when asked (one session, its stacks handed
+// to the details), the details (locals when asked, the diagnosis: the two workers' lock cycle and
+// the locks each holds), the native stacks for the diagnosis only where it leaves a thread vague;
+// and for a target that runs, a warm pass, then the stacks read while it is held, again when a
+// thread woke meanwhile, and nothing kept from a hold past its limit.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <expected>
+#include <functional>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -58,6 +64,79 @@ class DeadlockSnapshot {
   nlohmann::json truth_;
 };
 
+// The core target, every read passed through; its unwinder and its hold are the test's.
+class ObservedTarget final : public analysis::ProcessTarget {
+ public:
+  // What merged() returns: a marker thread (-1) the details must be handed, when `mark`.
+  class Unwinding final : public analysis::NativeUnwinding {
+   public:
+    explicit Unwinding(const ObservedTarget& owner) : owner_(owner) {}
+    void walk() override { ++owner_.walks; }
+    native::MergedStacks merged(const cpython::ProcessStacks& stacks, bool, const std::set<int64_t>* only) override {
+      ++owner_.merges;
+      owner_.stacks_merged = stacks.threads.size();
+      if (only != nullptr) owner_.asked.insert(only->begin(), only->end());
+      native::MergedStacks merged;
+      if (owner_.mark) merged.emplace(-1, native::MergedStack{});
+      return merged;
+    }
+
+   private:
+    const ObservedTarget& owner_;
+  };
+
+  // A hold that says, pass by pass, which threads woke while read, and whether it ran too long.
+  class Hold final : public analysis::Hold {
+   public:
+    Hold(std::vector<int64_t> moved, bool timed_out) : moved_(std::move(moved)), timed_out_(timed_out) {}
+    Threads threads() const override { return {3, 1, 0}; }
+    bool timed_out() const override { return timed_out_; }
+    analysis::HoldFailure timeout_failure() const override {
+      return {analysis::HoldFailure::Kind::kStopTimeout, "held past its limit"};
+    }
+    std::chrono::nanoseconds release() override { return std::chrono::microseconds(250); }
+    std::vector<int64_t> moved() const override { return moved_; }
+    bool realtime() const override { return false; }
+
+   private:
+    std::vector<int64_t> moved_;
+    bool timed_out_;
+  };
+
+  explicit ObservedTarget(const targets::CoreTarget& inner) : inner_(inner) {}
+  const cpython::AddressSpace& memory() const override { return inner_.memory(); }
+  std::optional<uint64_t> find_symbol(std::string_view name) const override { return inner_.find_symbol(name); }
+  std::optional<uint64_t> find_section(std::string_view name) const override { return inner_.find_section(name); }
+  std::vector<cpython::NativeThread> threads() const override { return inner_.threads(); }
+  std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
+  std::vector<cpython::MemoryRange> writable_ranges() const override { return inner_.writable_ranges(); }
+  analysis::TargetFacts facts() const override { return inner_.facts(); }
+  cpython::ProcessEnvironment environment() const override { return inner_.environment(); }
+  std::unique_ptr<analysis::NativeUnwinding> native_unwinding(bool) const override {
+    ++unwindings;
+    return std::make_unique<Unwinding>(*this);
+  }
+  void prepare_hold(const cpython::ProcessStacks& first, bool, const std::function<void()>& read_details) override {
+    prepared_with = first.threads.size();
+    read_details();
+  }
+  std::expected<std::unique_ptr<analysis::Hold>, analysis::HoldFailure> hold(const analysis::HoldOptions&) override {
+    const size_t pass = holds++;
+    if (pass >= passes.size()) return std::unique_ptr<analysis::Hold>();
+    return std::make_unique<Hold>(passes[pass], pass == timed_out_pass);
+  }
+
+  bool mark = true;
+  std::vector<std::vector<int64_t>> passes;  // each hold's woken threads
+  size_t timed_out_pass = SIZE_MAX;
+  mutable size_t unwindings = 0, walks = 0, merges = 0, stacks_merged = 0, holds = 0;
+  std::optional<size_t> prepared_with;
+  mutable std::set<int64_t> asked;
+
+ private:
+  const targets::CoreTarget& inner_;
+};
+
 class ProcessAnalysisOfDeadlock : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
@@ -67,22 +146,9 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
 
   analysis::Request request;
   request.locals = true;
-  size_t native_steps = 0;
-  native::MergedStacks given;
-  given.emplace(-1, native::MergedStack{});  // a marker the details must be handed
-  analysis::NativeStep native = [&](const cpython::ProcessStacks& stacks) -> std::optional<native::MergedStacks> {
-    ++native_steps;
-    EXPECT_EQ(stacks.threads.size(), truth["threads"].size());  // called with the stacks just read
-    return given;
-  };
-  size_t for_diagnosis_calls = 0;
-  analysis::NativeForDiagnosis for_diagnosis = [&](const cpython::ProcessStacks&, const std::set<int64_t>&) {
-    ++for_diagnosis_calls;
-    return std::optional<native::MergedStacks>();
-  };
-
-  const analysis::ProcessAnalysis analysis =
-      analysis::analyse_process(snapshot.target(), request, native, for_diagnosis);
+  request.native = true;
+  ObservedTarget target(snapshot.target());
+  const analysis::ProcessAnalysis analysis = analysis::analyse_process(target, request);
   ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
   const cpython::ProcessStacks& stacks = *analysis.stacks;
 
@@ -102,12 +168,17 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
     }
   }
 
-  // The native step ran once, and its stacks are the ones the analysis kept; none was needed for
-  // the diagnosis alone then.
-  EXPECT_EQ(native_steps, 1u);
+  // One unwinding session, asked once with the stacks just read, whose stacks the analysis kept;
+  // none was needed for the diagnosis alone then. A core stands still: no walk, no hold.
+  EXPECT_EQ(target.unwindings, 1u);
+  EXPECT_EQ(target.merges, 1u);
+  EXPECT_EQ(target.stacks_merged, truth["threads"].size());
+  EXPECT_EQ(target.walks, 0u);
+  EXPECT_EQ(target.holds, 0u);
+  EXPECT_EQ(analysis.held.reads, 1);
+  EXPECT_TRUE(analysis.held.stops.empty());
   ASSERT_TRUE(analysis.native.has_value());
   EXPECT_TRUE(analysis.native->contains(-1));
-  EXPECT_EQ(for_diagnosis_calls, 0u);
   EXPECT_FALSE(analysis.native_for_diagnosis.has_value());
 
   // The details: locals for every thread, and the diagnosis of the interpreter's own deadlock.
@@ -138,13 +209,10 @@ TEST_P(ProcessAnalysisOfDeadlock, StacksThenDetailsAsTheInterpreterSaw) {
 TEST_P(ProcessAnalysisOfDeadlock, NoNativeStacksForWaitsTheDiagnosisNames) {
   DeadlockSnapshot snapshot(GetParam());
   if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
-  std::set<int64_t> asked;
-  analysis::NativeForDiagnosis for_diagnosis = [&](const cpython::ProcessStacks&, const std::set<int64_t>& lwps) {
-    asked.insert(lwps.begin(), lwps.end());
-    return std::optional<native::MergedStacks>();
-  };
-  const analysis::ProcessAnalysis analysis =
-      analysis::analyse_process(snapshot.target(), analysis::Request{}, {}, for_diagnosis);
+  ObservedTarget target(snapshot.target());
+  target.mark = false;  // nothing unwound: the diagnosis stays its own
+  const analysis::ProcessAnalysis analysis = analysis::analyse_process(target, analysis::Request{});
+  const std::set<int64_t>& asked = target.asked;
   ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
   EXPECT_FALSE(analysis.details.locals.has_value());  // not asked for
   const std::set<int64_t> vague = analysis::vague_threads(*analysis.stacks, analysis.details.diagnosis);
@@ -155,6 +223,51 @@ TEST_P(ProcessAnalysisOfDeadlock, NoNativeStacksForWaitsTheDiagnosisNames) {
       EXPECT_FALSE(asked.contains(static_cast<int64_t>(*lwp))) << "a deadlocked thread's wait is named";
     }
   }
+}
+
+// A target that runs: read once as it runs, then held; a thread that woke while its stack was
+// read makes the stacks be read again, under a new hold, and walked again while held.
+TEST_P(ProcessAnalysisOfDeadlock, ReadAgainUnderANewHoldWhenAThreadWoke) {
+  DeadlockSnapshot snapshot(GetParam());
+  if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
+  ObservedTarget target(snapshot.target());
+  target.passes = {{4242}, {}};  // the first pass's reads were torn by thread 4242 waking
+  analysis::Request request;
+  request.native = true;
+  request.hold = analysis::HoldOptions{};
+  const analysis::ProcessAnalysis analysis = analysis::analyse_process(target, request);
+  ASSERT_FALSE(analysis.failure.has_value());
+  ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
+  ASSERT_TRUE(target.prepared_with.has_value());  // the warm pass, before any hold
+  EXPECT_EQ(*target.prepared_with, analysis.stacks->threads.size());
+  EXPECT_EQ(target.holds, 2u);
+  EXPECT_EQ(analysis.held.reads, 2);
+  EXPECT_EQ(analysis.held.stops.size(), 2u);
+  EXPECT_EQ(target.walks, 2u);  // each pass's stacks walked while held
+  EXPECT_TRUE(analysis.held.moved.empty());  // the last pass's: none woke
+  EXPECT_EQ(analysis.held.threads.stopped, 3u);
+  EXPECT_EQ(analysis.held.threads.in_syscall, 1u);
+  EXPECT_TRUE(analysis.held.taken_at.has_value());
+  ASSERT_TRUE(analysis.native.has_value());
+  EXPECT_TRUE(analysis.native->contains(-1));
+  EXPECT_FALSE(analysis.details.diagnosis.cycles.empty());  // read after the last hold
+}
+
+// A hold past its limit keeps nothing: the failure says why, and no stack stands.
+TEST_P(ProcessAnalysisOfDeadlock, NothingKeptFromAHoldPastItsLimit) {
+  DeadlockSnapshot snapshot(GetParam());
+  if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
+  ObservedTarget target(snapshot.target());
+  target.passes = {{}};
+  target.timed_out_pass = 0;
+  analysis::Request request;
+  request.hold = analysis::HoldOptions{};
+  const analysis::ProcessAnalysis analysis = analysis::analyse_process(target, request);
+  ASSERT_TRUE(analysis.failure.has_value());
+  EXPECT_EQ(analysis.failure->kind, analysis::HoldFailure::Kind::kStopTimeout);
+  EXPECT_FALSE(analysis.stacks.has_value());
+  EXPECT_TRUE(analysis.details.diagnosis.threads.empty());
+  EXPECT_EQ(target.unwindings, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ProcessAnalysisOfDeadlock,

@@ -1,11 +1,11 @@
 // ReadRanges: what a snapshot keeps of a page is exactly the bytes that were read.
-#include "targets/read_ranges.h"
+#include "cpython/read_ranges.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace hangpy::targets {
+namespace hangpy::cpython {
 namespace {
 
 std::vector<std::byte> filled(size_t size) { return std::vector<std::byte>(size, std::byte{0xAA}); }
@@ -69,4 +69,4 @@ TEST(ReadRanges, ARangeAtTheTopOfTheAddressSpaceSaturates) {
 }
 
 }  // namespace
-}  // namespace hangpy::targets
+}  // namespace hangpy::cpython

@@ -1,4 +1,9 @@
-#include "coreanalyze/environment_sources.h"
+// Where a target finds its process's label variables and host (cpython/process_environment.h):
+// for a core, its snapshot's note, its initial stack, else libc's environ, else what its wrapper
+// saved (ABRT `environ` and `hostname`, apport ProcEnviron); for a live process,
+// /proc/PID/environ and this machine's name.
+#include "targets/core_target.h"
+#include "targets/live_target.h"
 
 #include <limits.h>
 #include <unistd.h>
@@ -7,13 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "cpython/runtime_labels.h"
 #include "targets/core_file.h"
 #include "targets/initial_environment.h"
 
-namespace hangpy::coreanalyze {
-using namespace ::hangpy::inputs;
-using namespace ::hangpy::targets;
+namespace hangpy::targets {
 namespace {
 
 // /proc/PID/environ is at most the kernel's argument limit; more is not an environment.
@@ -27,9 +29,11 @@ cpython::Environment kept(const std::vector<std::string>& entries) {
 
 }  // namespace
 
-cpython::ProcessEnvironment core_environment(const CoreTarget& target, const CoreInput& unwrapped) {
+cpython::ProcessEnvironment CoreTarget::environment() const {
+  const CoreTarget& target = *this;
+  const CoreOptions& saved = options();
   cpython::ProcessEnvironment environment;
-  environment.system_host = unwrapped.saved_host;
+  environment.system_host = saved.saved_host;
   // A snapshot says its labels itself: its stack holds at most a few pages of the environment.
   if (const auto& labels = target.core().snapshot_labels()) {
     environment.variables = cpython::label_variables_of_text(*labels);
@@ -54,14 +58,15 @@ cpython::ProcessEnvironment core_environment(const CoreTarget& target, const Cor
       return environment;
     }
   }
-  if (unwrapped.saved_environment) {
-    environment.variables = cpython::label_variables_of_text(*unwrapped.saved_environment);
-    environment.source = unwrapped.saved_environment_source;
+  if (saved.saved_environment) {
+    environment.variables = cpython::label_variables_of_text(*saved.saved_environment);
+    environment.source = saved.saved_environment_source;
   }
   return environment;
 }
 
-cpython::ProcessEnvironment live_environment(int pid) {
+cpython::ProcessEnvironment LiveTarget::environment() const {
+  const int64_t pid = process().pid;
   cpython::ProcessEnvironment environment;
   std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
   if (in) {
@@ -76,12 +81,4 @@ cpython::ProcessEnvironment live_environment(int pid) {
   return environment;
 }
 
-void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
-                        const cpython::Target& analyzed, const cpython::ProcessStacks& stacks) {
-  const std::map<std::string, std::string> now =
-      cpython::read_environment_now(target.memory(), stacks, cpython::is_label_variable);
-  const cpython::JobIndexes indexes = cpython::read_job_indexes(analyzed.memory(), stacks);
-  cpython::add_runtime_labels(environment, now, indexes);
-}
-
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

@@ -1,5 +1,5 @@
-// coreanalyze --pid: each live process analysed in turn, as a core would be (see live_target.h
-// and process_stop.h). Text reports follow each other; --json prints one document for one
+// coreanalyze --pid: each live process analysed in turn by analysis::analyse_process, as a core
+// is (its target, the hold and the unwinder: targets/live_target.h, targets/live_hold.h). Text reports follow each other; --json prints one document for one
 // process and an array of documents for several.
 #pragma once
 

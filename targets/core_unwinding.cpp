@@ -1,17 +1,14 @@
-#include "coreanalyze/native_stacks.h"
+#include "targets/core_unwinding.h"
 
 #include <elf.h>
 
 #include <algorithm>
 
+#include "native/merged_stacks.h"
+#include "native/recorded_stacks.h"
 #include "targets/core_file.h"
 
-#include "native/dwfl_unwinder.h"
-#include "native/recorded_stacks.h"
-#include "native/splice.h"
-
-namespace hangpy::coreanalyze {
-using namespace ::hangpy::targets;
+namespace hangpy::targets {
 namespace {
 
 // The vDSO's image, from its mapping in the core (AT_SYSINFO_EHDR says where; the kernel and gcore
@@ -38,33 +35,12 @@ native::ThreadRegisters dwarf_registers(const CoreThread& thread) {
   return out;
 }
 
-// The thread's native stack with, for a Python thread, its Python frames spliced in.
-native::MergedStack merged_stack(const Expected<native::NativeStack>& stack, int64_t lwp,
-                                 const cpython::PythonThread* thread,
-                                 std::string_view eval_loop_function) {
-  native::MergedStack merged;
-  merged.lwp = lwp;
-  if (!stack) {
-    merged.error = stack.error().describe();
-    return merged;
-  }
-  merged.end_reason = stack->end_reason;
-  merged.unwound = stack->frames;
-  if (thread != nullptr) {
-    merged.frames = native::splice(stack->frames, *thread, eval_loop_function);
-  } else {
-    for (const native::NativeFrame& frame : stack->frames)
-      merged.frames.push_back(native::MergedFrame{frame, std::nullopt});
-  }
-  return merged;
-}
-
 }  // namespace
 
-CoreUnwinding::CoreUnwinding(const CoreTarget& target, const CoreOptions& options, bool inlined_frames)
+CoreUnwinding::CoreUnwinding(const CoreTarget& target, bool inlined_frames)
     : target_(target), snapshot_(target.core().snapshot_symbols().has_value()) {
-  options_.core_path = options.core_path;
-  options_.sysroot = options.sysroot;
+  options_.core_path = target.options().core_path;
+  options_.sysroot = target.options().sysroot;
   options_.inlined_frames = inlined_frames;
   options_.memory = &target.memory();
   for (const cpython::MappedModule& module : target.modules())
@@ -113,52 +89,11 @@ native::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks,
     if (!*opened_) return std::unexpected(opened_->error());
     return (**opened_)->unwind(lwp);
   };
-  return merge_native_stacks(unwind, stacks, all_threads, only);
+  return native::merge_native_stacks(unwind, stacks, all_threads, only);
 }
 
-native::MergedStacks gather_merged_stacks(const CoreTarget& target, const CoreOptions& options,
-                                          const cpython::ProcessStacks& stacks, bool all_threads,
-                                          bool inlined_frames, const std::set<int64_t>* only) {
-  return CoreUnwinding(target, options, inlined_frames).merged(stacks, all_threads, only);
+std::unique_ptr<analysis::NativeUnwinding> CoreTarget::native_unwinding(bool inlined_frames) const {
+  return std::make_unique<CoreUnwinding>(*this, inlined_frames);
 }
 
-native::MergedStacks merge_native_stacks(Expected<std::unique_ptr<native::DwflUnwinder>>& opened,
-                                         const cpython::ProcessStacks& stacks, bool all_threads,
-                                         const std::set<int64_t>* only) {
-  auto unwind = [&opened](int64_t lwp) -> Expected<native::NativeStack> {
-    if (!opened) return std::unexpected(opened.error());
-    return (*opened)->unwind(lwp);
-  };
-  return merge_native_stacks(unwind, stacks, all_threads, only);
-}
-
-std::vector<std::byte> recorded_native_stacks(const native::MergedStacks& merged) {
-  std::vector<native::NativeStack> stacks;
-  for (const auto& [lwp, stack] : merged) {
-    if (stack.error) continue;  // nothing was unwound: the reader may try again
-    stacks.push_back(native::NativeStack{lwp, stack.unwound, stack.end_reason});
-  }
-  return native::encode_native_stacks(stacks);
-}
-
-native::MergedStacks merge_native_stacks(const std::function<Expected<native::NativeStack>(int64_t)>& unwind,
-                                         const cpython::ProcessStacks& stacks, bool all_threads,
-                                         const std::set<int64_t>* only) {
-  const std::string_view eval_loop = stacks.layout ? stacks.layout->eval_loop_function : "";
-  native::MergedStacks merged;
-  for (const cpython::PythonThread& thread : stacks.threads) {
-    if (!thread.native_thread_id) continue;
-    const auto lwp = static_cast<int64_t>(*thread.native_thread_id);
-    if (only != nullptr && !only->contains(lwp)) continue;
-    merged[lwp] = merged_stack(unwind(lwp), lwp, &thread, eval_loop);
-  }
-  if ((all_threads || only != nullptr) && stacks.threads_without_python) {
-    for (int64_t lwp : *stacks.threads_without_python) {
-      if (!all_threads && !only->contains(lwp)) continue;
-      merged[lwp] = merged_stack(unwind(lwp), lwp, nullptr, eval_loop);
-    }
-  }
-  return merged;
-}
-
-}  // namespace hangpy::coreanalyze
+}  // namespace hangpy::targets

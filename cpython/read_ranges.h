@@ -13,7 +13,7 @@
 #include <set>
 #include <span>
 
-namespace hangpy::targets {
+namespace hangpy::cpython {
 
 class ReadRanges {
  public:
@@ -75,4 +75,4 @@ class ReadRanges {
   std::set<uint64_t> pages_;
 };
 
-}  // namespace hangpy::targets
+}  // namespace hangpy::cpython

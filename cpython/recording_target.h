@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "targets/read_ranges.h"
+#include "cpython/read_ranges.h"
 #include "cpython/target.h"
 
-namespace hangpy::targets {
+namespace hangpy::cpython {
 
-class RecordingTarget final : public cpython::Target, private cpython::AddressSpace {
+class RecordingTarget final : public Target, private AddressSpace {
  public:
   static constexpr uint64_t kPageSize = ReadRanges::kPageSize;
 
-  explicit RecordingTarget(const cpython::Target& inner) : inner_(inner) {}
+  explicit RecordingTarget(const Target& inner) : inner_(inner) {}
 
-  const cpython::AddressSpace& memory() const override { return *this; }
+  const AddressSpace& memory() const override { return *this; }
   std::optional<uint64_t> find_symbol(std::string_view name) const override {
     auto address = inner_.find_symbol(name);
     if (address) symbols_[std::string(name)] = *address;
@@ -37,10 +37,10 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
   static std::string section_key(std::string_view name) { return "section " + std::string(name); }
   // An aarch64 thread's system call is told by the instruction at or before its pc (core_target's
   // in_syscall): those words are kept too, so that a snapshot tells the same.
-  std::vector<cpython::NativeThread> threads() const override {
-    std::vector<cpython::NativeThread> threads = inner_.threads();
-    for (const cpython::NativeThread& thread : threads) {
-      if (thread.machine != cpython::Machine::kAarch64 || thread.pc < 4) continue;
+  std::vector<NativeThread> threads() const override {
+    std::vector<NativeThread> threads = inner_.threads();
+    for (const NativeThread& thread : threads) {
+      if (thread.machine != Machine::kAarch64 || thread.pc < 4) continue;
       std::array<std::byte, 8> code{};
       if (!read(thread.pc - 4, code)) {
         (void)read(thread.pc - 4, std::span(code).first(4));
@@ -49,8 +49,8 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
     }
     return threads;
   }
-  std::vector<cpython::MappedModule> modules() const override { return inner_.modules(); }
-  std::vector<cpython::MemoryRange> writable_ranges() const override {
+  std::vector<MappedModule> modules() const override { return inner_.modules(); }
+  std::vector<MemoryRange> writable_ranges() const override {
     return inner_.writable_ranges();
   }
 
@@ -59,7 +59,7 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
   const std::set<uint64_t>& pages() const { return read_.pages(); }
   // Symbols looked up and found, by name.
   const std::map<std::string, uint64_t>& symbols() const { return symbols_; }
-  const cpython::AddressSpace& inner_memory() const { return inner_.memory(); }
+  const AddressSpace& inner_memory() const { return inner_.memory(); }
 
  private:
   Expected<void> read(uint64_t address, std::span<std::byte> out) const override {
@@ -77,9 +77,9 @@ class RecordingTarget final : public cpython::Target, private cpython::AddressSp
     return ok;
   }
 
-  const cpython::Target& inner_;
+  const Target& inner_;
   mutable ReadRanges read_;
   mutable std::map<std::string, uint64_t> symbols_;
 };
 
-}  // namespace hangpy::targets
+}  // namespace hangpy::cpython
