@@ -213,6 +213,7 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
   const cpython::Target& read =
       analysis.recording ? static_cast<const cpython::Target&>(*analysis.recording) : target;
   if (printed) analysis.native = printed->merged(stacks, request.native_all);
+  if (request.stacks_only) return analysis;
   const TargetFacts facts = target.facts();
   Request details_request = request;
   if (request.clock_is_ours) {

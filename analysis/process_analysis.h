@@ -3,8 +3,8 @@
 // when a thread it left asleep woke meanwhile), its native stacks walked while it is held; then,
 // the process let go, the locals, the diagnosis, asyncio's tasks, the notes on built-in calls and
 // the labels, each when asked for. `coreanalyze CORE`, `coreanalyze --pid` (and so collect's,
-// watch's and triage's children) and the fuzzer call analyse_process; gdb, which reads a stack
-// a command at a time, calls its parts (diagnose_threads_of, read_tasks).
+// watch's and triage's children), the fuzzer and gdb's module call analyse_process; gdb asks it
+// for the stacks alone, and for the rest a command at a time (diagnose_threads_of, read_tasks).
 #pragma once
 
 #include <chrono>
@@ -33,6 +33,9 @@ namespace hangpy::analysis {
 // Which parts to read beside the stacks.
 struct Request {
   cpython::AnalyzeOptions analyze;
+  // The stacks (and native stacks, when asked) alone: a shell that reads the rest a command at a
+  // time (gdb: diagnose_threads_of, read_tasks) asks for no details, no labels.
+  bool stacks_only = false;
   bool locals = false;               // --locals
   bool tasks = true;                 // unless --no-tasks
   cpython::AsyncioOptions task_options;

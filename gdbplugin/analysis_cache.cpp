@@ -55,9 +55,12 @@ const Analysis& Session::analysis() {
   if (!analysis_) {
     Analysis fresh;
     fresh.target = std::make_unique<GdbTarget>();
-    cpython::AnalyzeOptions options;
-    options.missing_binaries_remedy = kMissingBinariesRemedy;
-    fresh.stacks = cpython::analyze(*fresh.target, options);
+    // The stacks alone: the commands read the rest as they need it (py-deadlock's diagnosis,
+    // py-tasks' tasks), each once a stop.
+    analysis::Request request;
+    request.analyze.missing_binaries_remedy = kMissingBinariesRemedy;
+    request.stacks_only = true;
+    fresh.stacks = std::move(analysis::analyse_process(*fresh.target, request).stacks);
     ++analyses_run_;
     if (fresh.target->gdb_memory().interrupted()) {
       // A walk cut short by Ctrl-C is not the process's state: keep nothing, report the Quit.

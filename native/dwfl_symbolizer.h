@@ -6,7 +6,7 @@
 // Cost: a symbol lookup needs only a module's symbol table, but the inlined functions need its
 // DWARF, which libdw reads (and inflates, when compressed) whole for every module a frame lands
 // in — two orders of magnitude more than the rest of --native. So inlined frames are asked for
-// (DwflUnwinderOptions::inlined_frames), and every answer is kept per pc: the threads of a hung
+// (UnwinderOptions::inlined_frames), and every answer is kept per pc: the threads of a hung
 // process mostly share their pcs.
 #pragma once
 

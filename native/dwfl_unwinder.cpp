@@ -56,7 +56,7 @@ std::vector<std::string> local_debug_paths(const std::string& sysroot, const uns
 constexpr const char* kVdsoName = "[vdso]";
 
 struct DwflUnwinder::Impl {
-  DwflUnwinderOptions options;
+  UnwinderOptions options;
   std::vector<char> vdso_elf_image;  // the memory libdwfl's Elf of the vDSO reads
   FileDescriptor core_fd;
   ElfHandle core_elf;
@@ -206,7 +206,7 @@ bool DwflUnwinder::Impl::set_initial_registers(Dwfl_Thread* thread, void* thread
   return true;
 }
 
-// The shell's threads and memory when it gave them (see DwflUnwinderOptions::memory), else libdwfl's
+// The shell's threads and memory when it gave them (see UnwinderOptions::memory), else libdwfl's
 // own reading of the core.
 Expected<void> DwflUnwinder::Impl::attach_threads() {
   if (options.memory != nullptr && !options.threads.empty()) {
@@ -466,11 +466,17 @@ void DwflUnwinder::Impl::symbolize_all() {
 DwflUnwinder::DwflUnwinder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DwflUnwinder::~DwflUnwinder() = default;
 
-Expected<std::unique_ptr<DwflUnwinder>> DwflUnwinder::open(DwflUnwinderOptions options) {
+Expected<std::unique_ptr<DwflUnwinder>> DwflUnwinder::open(UnwinderOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   if (auto attached = impl->attach(); !attached) return std::unexpected(attached.error());
   return std::unique_ptr<DwflUnwinder>(new DwflUnwinder(std::move(impl)));
+}
+
+Expected<std::unique_ptr<NativeUnwinder>> open_unwinder(UnwinderOptions options) {
+  auto opened = DwflUnwinder::open(std::move(options));
+  if (!opened) return std::unexpected(opened.error());
+  return std::unique_ptr<NativeUnwinder>(std::move(*opened));
 }
 
 void DwflUnwinder::walk() {

@@ -15,7 +15,7 @@ namespace {
 // both save it).
 constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
 
-void add_vdso(const CoreFile& core, native::DwflUnwinderOptions& options) {
+void add_vdso(const CoreFile& core, native::UnwinderOptions& options) {
   const std::optional<uint64_t> address = core.auxv_value(AT_SYSINFO_EHDR);
   if (!address) return;
   const CoreSegment* segment = core.segment_containing(*address);
@@ -73,7 +73,7 @@ native::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks,
   if (!snapshot_ && !more.empty()) {
     if (!opened_) {
       options_.threads = std::move(more);
-      opened_ = native::DwflUnwinder::open(options_);
+      opened_ = native::open_unwinder(options_);
     } else if (*opened_) {
       (**opened_)->add_threads(std::move(more));
     }

@@ -1,4 +1,4 @@
-// A core's threads unwound by libdwfl (native/dwfl_unwinder.h) from the registers and memory the
+// A core's threads unwound by libdwfl (native/unwinder.h) from the registers and memory the
 // core saved, each Python thread's frames spliced in where its eval loop runs them: the
 // analysis::NativeUnwinding of a CoreTarget. A snapshot's threads come from the stacks it
 // recorded instead (it has neither the binaries nor the stack pages an unwinder would read).
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "analysis/process_target.h"
-#include "native/dwfl_unwinder.h"
+#include "native/unwinder.h"
 #include "targets/core_target.h"
 
 namespace hangpy::targets {
@@ -28,10 +28,10 @@ class CoreUnwinding final : public analysis::NativeUnwinding {
  private:
   const CoreTarget& target_;
   const bool snapshot_;
-  native::DwflUnwinderOptions options_;
+  native::UnwinderOptions options_;
   std::map<int64_t, native::NativeStack> recorded_;  // a snapshot's (recorded_stacks.h)
   std::set<int64_t> given_;                          // the LWPs handed to the unwinder
-  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> opened_;
+  std::optional<Expected<std::unique_ptr<native::NativeUnwinder>>> opened_;
 };
 
 }  // namespace hangpy::targets

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "native/dwfl_unwinder.h"
+#include "native/unwinder.h"
 #include "native/merged_stacks.h"
 #include "targets/live_target.h"
 #include "targets/thread_pointers.h"
@@ -49,7 +49,7 @@ class LiveUnwinding final : public analysis::NativeUnwinding {
   LiveUnwinding(const LiveTarget& live, const HoldState& state, bool inlined_frames)
       : only_asleep_(state.released ? std::optional<std::set<int64_t>>(state.asleep) : std::nullopt) {
     constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
-    native::DwflUnwinderOptions options;
+    native::UnwinderOptions options;
     options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
     options.inlined_frames = inlined_frames;
     options.memory = &live.memory();
@@ -97,14 +97,14 @@ class LiveUnwinding final : public analysis::NativeUnwinding {
 
  private:
   // Opened on first need: the diagnosis may find none of its threads asleep.
-  Expected<std::unique_ptr<native::DwflUnwinder>>& opened() {
-    if (!opened_) opened_ = native::DwflUnwinder::open(std::move(options_));
+  Expected<std::unique_ptr<native::NativeUnwinder>>& opened() {
+    if (!opened_) opened_ = native::open_unwinder(std::move(options_));
     return *opened_;
   }
 
   std::optional<std::set<int64_t>> only_asleep_;
-  native::DwflUnwinderOptions options_;
-  std::optional<Expected<std::unique_ptr<native::DwflUnwinder>>> opened_;
+  native::UnwinderOptions options_;
+  std::optional<Expected<std::unique_ptr<native::NativeUnwinder>>> opened_;
 };
 
 }  // namespace

@@ -270,6 +270,27 @@ TEST_P(ProcessAnalysisOfDeadlock, NothingKeptFromAHoldPastItsLimit) {
   EXPECT_EQ(target.unwindings, 0u);
 }
 
+// The stacks alone (gdb's cache): the same stacks, and nothing read after them.
+TEST_P(ProcessAnalysisOfDeadlock, StacksAloneForAShellThatReadsTheRestItself) {
+  DeadlockSnapshot snapshot(GetParam());
+  if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
+  ObservedTarget target(snapshot.target());
+  analysis::Request request;
+  request.stacks_only = true;
+  request.locals = true;
+  const analysis::ProcessAnalysis analysis = analysis::analyse_process(target, request);
+  ASSERT_TRUE(analysis.stacks) << analysis.stacks.error().describe();
+  EXPECT_EQ(analysis.stacks->threads.size(), snapshot.truth()["threads"].size());
+  EXPECT_TRUE(analysis.details.diagnosis.threads.empty());
+  EXPECT_FALSE(analysis.details.locals.has_value());
+  EXPECT_FALSE(analysis.details.tasks.has_value());
+  EXPECT_EQ(target.unwindings, 0u);
+  EXPECT_TRUE(analysis.environment.source.empty());
+  // The parts, asked afterwards, find the deadlock the whole analysis finds.
+  EXPECT_EQ(analysis::diagnose_threads_of(target, *analysis.stacks).cycles.size(),
+            snapshot.truth()["deadlocks"].size());
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, ProcessAnalysisOfDeadlock,
                          ::testing::Values("debian-3.11", "pyenv-2.7", "pyenv-3.8", "pyenv-3.12", "pyenv-3.13"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
