@@ -1,4 +1,5 @@
-// The last non-empty line of a program's output: what it said last, usually why it failed.
+// What a program's output says: its last non-empty line (what it said last, usually why it
+// failed), or all of it without the newlines, spaces and carriage returns it ends with.
 #pragma once
 
 #include <string>
@@ -14,6 +15,11 @@ inline std::string last_line(std::string_view text) {
     if (!line.empty() || newline == std::string_view::npos) return std::string(line);
     text = text.substr(0, newline);
   }
+}
+
+inline std::string without_line_end(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
+  return text;
 }
 
 }  // namespace hangpy

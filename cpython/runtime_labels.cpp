@@ -10,7 +10,7 @@ namespace {
 
 constexpr size_t kMaxEnvironmentEntries = 4096;
 constexpr size_t kMaxLabelBytes = 256;  // a label variable's value longer than this is no label
-constexpr int64_t kMaxNameLength = 32;   // the longest label variable's name is shorter
+constexpr int64_t kMaxLabelNameLength = 32;   // the longest label variable's name is shorter
 
 std::optional<uint64_t> pointer_at(const AddressSpace& memory, uint64_t address) {
   auto value = read_value<uint64_t>(memory, address);
@@ -126,7 +126,7 @@ std::map<std::string, std::string> read_environment_now(const AddressSpace& memo
   if (!items) return found;
   for (const auto& [key, value] : *items) {
     auto length = object_length(memory, layout, key);
-    if (!length || *length == 0 || *length > kMaxNameLength) continue;
+    if (!length || *length == 0 || *length > kMaxLabelNameLength) continue;
     auto name = short_text(objects, key);
     if (!name || !wanted(*name)) continue;
     if (auto text = short_text(objects, value)) found[*name] = *text;

@@ -1,5 +1,7 @@
 #include "diagnosis/classify.h"
 
+#include "base/ascii_case.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -97,12 +99,6 @@ const KnownWait* known_wait(const cpython::PythonFrame& frame) {
     if (frame.function == wait.function && std::string_view(frame.file).ends_with(wait.file_suffix))
       return &wait;
   return nullptr;
-}
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // The collective a c10d/gloo/NCCL frame runs, by the words in its (mangled) name.
@@ -247,7 +243,7 @@ NativeHint read_native_hint(const native::MergedStack& stack, std::string_view e
       if (is_symbol_or_clone(symbol, wait)) hint.pthread_mutex = true;
     // The op comes from the outermost such frame (c10d's API, not the transport's send/recv
     // underneath it); the backend from any frame that names one.
-    std::string lower = lowercase(symbol);
+    std::string lower = ascii_lowercase(symbol);
     const bool distributed = lower.find("c10d") != std::string::npos ||
                              lower.find("gloo") != std::string::npos ||
                              lower.find("nccl") != std::string::npos;

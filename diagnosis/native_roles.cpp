@@ -1,5 +1,7 @@
 #include "diagnosis/native_roles.h"
 
+#include "base/ascii_case.h"
+
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -7,13 +9,9 @@
 namespace hangpy::diagnosis {
 namespace {
 
-// Symbols are matched lowercased, mangled or not: "_ZN4c10d16ProcessGroupGloo7runLoopEi" and
-// "c10d::ProcessGroupGloo::runLoop(int)" both hold "processgroupgloo" and "runloop".
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+// Symbols are matched lowercased (ascii_lowercase), mangled or not:
+// "_ZN4c10d16ProcessGroupGloo7runLoopEi" and "c10d::ProcessGroupGloo::runLoop(int)" both hold
+// "processgroupgloo" and "runloop".
 
 bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
@@ -30,7 +28,7 @@ std::optional<NativeRole> native_role(const native::MergedStack& stack) {
   bool in_work = false;
   for (const native::MergedFrame& frame : stack.frames) {
     if (!frame.native || frame.python) continue;
-    const std::string symbol = lowercase(frame.native->symbol);
+    const std::string symbol = ascii_lowercase(frame.native->symbol);
     const std::string_view module = module_name(frame.native->module);
     if (waits.empty() && has(symbol, "unboundbuffer")) {
       if (has(symbol, "waitrecv")) waits = "waits to receive from a peer";

@@ -15,7 +15,7 @@
 namespace hangpy::inputs {
 namespace {
 
-constexpr size_t kReadBytes = 1 << 20;
+constexpr size_t kCompressedBlockBytes = 1 << 20;
 
 class FileDescriptor {
  public:
@@ -55,7 +55,7 @@ Expected<DecompressedCore> decompress_core(const std::string& path, const std::s
   const ByteSink sink = [&spool](std::span<const std::byte> data) { return spool->append(data); };
 
   DecompressedCore result;
-  std::vector<std::byte> block(kReadBytes);
+  std::vector<std::byte> block(kCompressedBlockBytes);
   for (;;) {
     ssize_t got = read(input.get(), block.data(), block.size());
     if (got < 0 && errno == EINTR) continue;

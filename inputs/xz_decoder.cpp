@@ -8,7 +8,7 @@
 namespace hangpy::inputs {
 namespace {
 
-constexpr size_t kOutputBytes = 1 << 20;
+constexpr size_t kXzOutputBytes = 1 << 20;
 // xz -9 needs 65 MiB to decompress; a header asking for more than this is hostile or broken, and
 // must not make us allocate it.
 constexpr uint64_t kMemoryLimit = 1ull << 30;
@@ -27,7 +27,7 @@ std::string_view lzma_reason(lzma_ret code) {
 
 class XzDecoder : public StreamDecoder {
  public:
-  XzDecoder() : output_(kOutputBytes) {
+  XzDecoder() : output_(kXzOutputBytes) {
     ok_ = lzma_stream_decoder(&stream_, kMemoryLimit, LZMA_CONCATENATED) == LZMA_OK;
   }
   ~XzDecoder() override { lzma_end(&stream_); }

@@ -7,12 +7,12 @@
 namespace hangpy::inputs {
 namespace {
 
-constexpr size_t kOutputBytes = 1 << 20;
+constexpr size_t kZlibOutputBytes = 1 << 20;
 constexpr int kGzipOrZlib = 15 + 32;
 
 class ZlibDecoder : public StreamDecoder {
  public:
-  ZlibDecoder() : output_(kOutputBytes) { ok_ = inflateInit2(&stream_, kGzipOrZlib) == Z_OK; }
+  ZlibDecoder() : output_(kZlibOutputBytes) { ok_ = inflateInit2(&stream_, kGzipOrZlib) == Z_OK; }
   ~ZlibDecoder() override {
     if (ok_) inflateEnd(&stream_);
   }

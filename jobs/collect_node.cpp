@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/last_line.h"
 #include "base/child_process.h"
 #include "base/exit_codes.h"
 #include "base/output_file.h"
@@ -37,11 +38,6 @@ struct Collected {
   bool not_permitted = false;
   double seconds = 0;
 };
-
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
 
 std::string selection_text(const CollectOptions& options) {
   if (!options.root_pids.empty()) {
@@ -156,7 +152,7 @@ void take_stacks(const CollectOptions& options, const std::string& self, const f
       if (fs::file_size(node_dir / snapshot, missing) > 0 && !missing)
         process.core_file = snapshot;
       else if (result.started && !result.timed_out && has_output)
-        process.errors.push_back("no snapshot core: " + trimmed(result.errors));
+        process.errors.push_back("no snapshot core: " + without_line_end(result.errors));
     }
     // 5: printed, but some stacks partial; the JSON says which.
     if (result.started && !result.timed_out && (result.exit_code == kExitSuccess ||
@@ -172,7 +168,7 @@ void take_stacks(const CollectOptions& options, const std::string& self, const f
       process.errors.push_back(fmt::format("the analysis took longer than {} s and was killed",
                                            options.timeout_seconds));
     } else {
-      std::string message = trimmed(result.errors);
+      std::string message = without_line_end(result.errors);
       if (message.empty()) message = fmt::format("coreanalyze exited with {}", result.exit_code);
       process.errors.push_back(message);
       process.not_permitted = result.exit_code == kExitNotPermitted;
@@ -229,7 +225,7 @@ void take_core(const CollectOptions& options, const fs::path& node_dir, Collecte
     fs::remove(whole, ignored);
     std::string why = !dumped.started ? dumped.start_error + " (gcore comes with gdb)"
                       : dumped.timed_out ? fmt::format("gcore took longer than {} s", options.timeout_seconds)
-                                         : trimmed(dumped.errors);
+                                         : without_line_end(dumped.errors);
     process.errors.push_back("no core taken: " + why);
     return;
   }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/last_line.h"
 #include "base/exit_codes.h"
 #include "base/child_process.h"
 
@@ -62,11 +63,6 @@ bool work_directory(const std::string& path) {
          result_name(path.substr(kStart.size()));
 }
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  return text;
-}
-
 void say(const std::string& what) { fmt::print(stderr, "coreanalyze collect: {}\n", what); }
 
 std::string container_ptrace_hint() {
@@ -106,10 +102,10 @@ int collect_via(const CollectOptions& options, const std::string& self) {
   // 1. A directory of its own inside, and this coreanalyze in it unless the container has one.
   ChildResult made = run_child({inside(prefix, {"sh", "-c", "umask 077 && mktemp -d /tmp/hangpy-collect.XXXXXXXX"}),
                                 std::nullopt, true}, kStepLimit);
-  const std::string dir = trimmed(made.output);
+  const std::string dir = without_line_end(made.output);
   if (!made.started || made.exit_code != 0 || !work_directory(dir)) {
     say(fmt::format("`{} sh -c 'mktemp -d ...'` failed: {}", shown,
-                    !made.started ? made.start_error : made.exit_code != 0 ? trimmed(made.errors) : "no directory named"));
+                    !made.started ? made.start_error : made.exit_code != 0 ? without_line_end(made.errors) : "no directory named"));
     return kExitBadInput;
   }
   std::string binary = "coreanalyze";
@@ -125,7 +121,7 @@ int collect_via(const CollectOptions& options, const std::string& self) {
     if (copied.exit_code != 0) {
       say(fmt::format("coreanalyze could not be copied into the container and run there ({}): {}; a "
                       "static build (scripts/package's, the .deb's or the wheel's) runs in any "
-                      "container, give it with --remote-binary", *command.stdin_path, trimmed(copied.errors)));
+                      "container, give it with --remote-binary", *command.stdin_path, without_line_end(copied.errors)));
       run_child({inside(prefix, {"rm", "-rf", dir}), std::nullopt, true}, kStepLimit);
       return kExitBadInput;
     }
@@ -160,7 +156,7 @@ int collect_via(const CollectOptions& options, const std::string& self) {
     ChildResult file = run_child({inside(prefix, {"cat", remote_node + "/" + name}), (node_dir / name).string(), true},
                                  std::chrono::seconds(options.timeout_seconds * 10));
     if (file.exit_code == 0) ++copied;
-    else say(fmt::format("{}: not copied back: {}", name, trimmed(file.errors)));
+    else say(fmt::format("{}: not copied back: {}", name, without_line_end(file.errors)));
   }
   if (refused > 0) say(fmt::format("{} file name(s) in the container's result directory left there: not names the collector writes", refused));
   run_child({inside(prefix, {"rm", "-rf", dir}), std::nullopt, true}, kStepLimit);

@@ -67,7 +67,6 @@ std::optional<std::string> unix_socket(int pid, uint64_t inode) {
 // siblings (who share a pipe with whom, in a job: a launcher and its workers, a pool and its
 // feeder), a bounded number of descriptors each.
 constexpr size_t kMaxPipePartners = 64;
-constexpr size_t kMaxDescriptorsLooked = 4096;
 
 std::optional<std::string> link_of(const std::string& path) {
   std::array<char, 4096> buffer{};

@@ -17,12 +17,11 @@
 #include "base/parse_number.h"
 #include "targets/file_descriptors.h"
 #include "targets/note_records.h"
+#include "targets/proc_file.h"
 
 namespace hangpy::targets {
 namespace {
 
-// How many of a process's descriptors are looked at: each costs a readlink.
-constexpr size_t kMaxDescriptorsLooked = 4096;
 constexpr size_t kRecordWords = 3;
 
 std::optional<uint64_t> pipe_inode(int pid, std::string_view fd) {

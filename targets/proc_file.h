@@ -2,11 +2,15 @@
 // read to the end, up to a bound that no sane process reaches (a maps file of a million lines).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace hangpy::targets {
+
+// How many of a process's descriptors (/proc/PID/fd) are looked at: each costs a readlink.
+inline constexpr size_t kMaxDescriptorsLooked = 4096;
 
 // The file's bytes (at most 64 MiB); nullopt when it cannot be opened (errno says why).
 std::optional<std::string> read_proc_file(const std::string& path);

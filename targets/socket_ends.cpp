@@ -22,7 +22,6 @@
 namespace hangpy::targets {
 namespace {
 
-constexpr size_t kMaxDescriptorsLooked = 4096;
 // "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535" is 47 characters.
 constexpr size_t kMaxAddressLength = 64;
 

@@ -29,7 +29,7 @@ std::optional<int> waker_of(const ThreadRecord& thread, const std::map<int64_t, 
   return found->second;
 }
 
-std::string where(const ThreadRecord& thread) {
+std::string in_its_place(const ThreadRecord& thread) {
   std::optional<Place> place = place_of(thread.python_frames);
   return place ? " in " + format_place(*place) : std::string();
 }
@@ -48,11 +48,11 @@ std::string describe_wait(const Triage& triage, const ProcessWait& wait) {
   if (!thread.main_thread && thread.name) who += fmt::format("'s thread \"{}\"", printable(*thread.name, 64));
   const std::string whom = short_name(triage, wait.waits_for);
   const std::string& kind = *thread.blocked_kind;
-  if (kind == "child_process") return fmt::format("{} waits{} for {} to exit", who, where(thread), whom);
-  if (kind == "write") return fmt::format("{} writes{} to a pipe only {} reads", who, where(thread), whom);
+  if (kind == "child_process") return fmt::format("{} waits{} for {} to exit", who, in_its_place(thread), whom);
+  if (kind == "write") return fmt::format("{} writes{} to a pipe only {} reads", who, in_its_place(thread), whom);
   if (kind == "socket")
-    return fmt::format("{} waits{} on a connection whose other end only {} holds", who, where(thread), whom);
-  return fmt::format("{} reads{} a pipe only {} writes to", who, where(thread), whom);
+    return fmt::format("{} waits{} on a connection whose other end only {} holds", who, in_its_place(thread), whom);
+  return fmt::format("{} reads{} a pipe only {} writes to", who, in_its_place(thread), whom);
 }
 
 // One edge per process: its first thread, not idle, whose wait only another process can end.
@@ -93,7 +93,7 @@ std::string describe_end(const Triage& triage, int process) {
   std::string text = process_name(triage, process);
   if (!chosen) return text;
   if (!chosen->main_thread && chosen->name) text += fmt::format("'s thread \"{}\"", printable(*chosen->name, 64));
-  text += where(*chosen);
+  text += in_its_place(*chosen);
   if (chosen->blocked_kind == "running") return text + ", running";
   if (chosen->blocked_description) text += ", waiting for " + *chosen->blocked_description;
   return text;

@@ -1,5 +1,7 @@
 #include "triage/progress.h"
 
+#include "base/ascii_case.h"
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -47,8 +49,8 @@ constexpr std::string_view kHelperWords[] = {
     "progress", "tqdm", "keepalive", "keep_alive", "ping", "telemetry", "stats", "profil",
     "reporter", "tensorboard", "wandb", "mlflow", "spinner", "beat"};
 
-bool has_helper_word(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+bool has_helper_word(std::string_view name) {
+  const std::string text = ascii_lowercase(name);
   return std::any_of(std::begin(kHelperWords), std::end(kHelperWords),
                      [&](std::string_view word) { return text.find(word) != std::string::npos; });
 }
@@ -64,7 +66,7 @@ bool works(const ThreadRecord& thread, const ProgressRules& rules) {
   return !is_helper_thread(thread);
 }
 
-std::string where(const ThreadRecord& thread) {
+std::string place_or_none(const ThreadRecord& thread) {
   auto place = place_of(thread.python_frames);
   return place ? format_place(*place) : std::string("no Python frame");
 }
@@ -88,8 +90,8 @@ ThreadMotion compare_thread(const ThreadRecord& before, const ThreadRecord& afte
   ThreadMotion motion;
   motion.native_thread_id = after.native_thread_id;
   motion.name = after.name;
-  motion.before = where(before);
-  motion.after = where(after);
+  motion.before = place_or_none(before);
+  motion.after = place_or_none(after);
   if (seconds && *seconds > 0 && before.cpu_seconds && after.cpu_seconds)
     motion.cpu_share = std::max(0.0, *after.cpu_seconds - *before.cpu_seconds) / *seconds;
   // Runnable time is CPU time and run-queue wait: a spinning thread on a crowded CPU gets little
@@ -137,7 +139,7 @@ ThreadMotion in_one_look(const ThreadRecord& thread, Motion motion) {
   result.native_thread_id = thread.native_thread_id;
   result.name = thread.name;
   result.motion = motion;
-  (motion == Motion::kNew ? result.after : result.before) = where(thread);
+  (motion == Motion::kNew ? result.after : result.before) = place_or_none(thread);
   result.why = motion == Motion::kNew ? "started since the first look" : "ended since the first look";
   return result;
 }
@@ -260,7 +262,7 @@ std::string python_places(const ProcessRecord& record, size_t most) {
   std::vector<std::string> places;
   for (const ThreadRecord& thread : record.threads) {
     if (!runs_python(thread)) continue;
-    std::string place = where(thread);
+    std::string place = place_or_none(thread);
     if (std::find(places.begin(), places.end(), place) == places.end()) places.push_back(std::move(place));
   }
   std::string text;
