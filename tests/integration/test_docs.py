@@ -116,6 +116,13 @@ def main():
     results.check("CONTRIBUTING.md states no measured time (%s)" % ", ".join(sorted(allowed)),
                   ["CONTRIBUTING.md states %r: measured times go in the run's output and the closing notes" % text
                    for text in stated])
+    # Nor does README.md's prose: its examples (fenced blocks) show what a run printed, times
+    # included; a sentence's figure would be a measurement no test keeps true.
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    stated = [match.group(0) for match in re.finditer(r"\b\d+(\.\d+)?( ?[-–] ?\d+)? ?(min|minutes|seconds|s|ms)\b", prose)]
+    results.check("README.md's prose states no measured time",
+                  ["README.md states %r: measured times go in scripts/bench and the closing notes" % text
+                   for text in stated])
     # Every fuzz target is named where the fuzzers are described.
     targets = sorted(name[:-len(".cpp")] for name in os.listdir(os.path.join(TOP, "fuzz"))
                      if name.startswith("fuzz_") and name.endswith(".cpp"))
