@@ -49,6 +49,9 @@ struct ReportedModule {
   uint64_t end = 0;
 };
 
+// The most of a vDSO's image handed to the unwinder: the kernel's is a page or two.
+inline constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
+
 // What an unwinder is opened over: a core file, or a process's memory, threads and modules.
 struct UnwinderOptions {
   // Empty for a live process: then memory, threads and modules below must all be given.
@@ -74,7 +77,7 @@ struct UnwinderOptions {
   std::vector<ReportedModule> modules;
   // With `modules`: the vDSO's image read from the core and its address (it has no file; its
   // CFI unwinds a thread stopped in it). Empty when unknown.
-  std::vector<std::byte> vdso_image;
+  std::vector<std::byte> vdso_image;  // at most kMaxVdsoBytes
   uint64_t vdso_address = 0;  // per thread; a deeper walk ends with an end_reason
 };
 

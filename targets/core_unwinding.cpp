@@ -13,14 +13,12 @@ namespace {
 
 // The vDSO's image, from its mapping in the core (AT_SYSINFO_EHDR says where; the kernel and gcore
 // both save it).
-constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
-
 void add_vdso(const CoreFile& core, native::UnwinderOptions& options) {
   const std::optional<uint64_t> address = core.auxv_value(AT_SYSINFO_EHDR);
   if (!address) return;
   const CoreSegment* segment = core.segment_containing(*address);
   if (segment == nullptr) return;
-  std::vector<std::byte> image(std::min(kMaxVdsoBytes, segment->vaddr + segment->memsz - *address));
+  std::vector<std::byte> image(std::min(native::kMaxVdsoBytes, segment->vaddr + segment->memsz - *address));
   if (!core.read(*address, image)) return;
   options.vdso_image = std::move(image);
   options.vdso_address = *address;

@@ -48,7 +48,6 @@ class LiveUnwinding final : public analysis::NativeUnwinding {
  public:
   LiveUnwinding(const LiveTarget& live, const HoldState& state, bool inlined_frames)
       : only_asleep_(state.released ? std::optional<std::set<int64_t>>(state.asleep) : std::nullopt) {
-    constexpr uint64_t kMaxVdsoBytes = 64 * 1024;
     native::UnwinderOptions options;
     options.sysroot = fmt::format("/proc/{}/root", live.process().pid);
     options.inlined_frames = inlined_frames;
@@ -63,7 +62,7 @@ class LiveUnwinding final : public analysis::NativeUnwinding {
     for (const cpython::MappedModule& module : live.modules())
       options.modules.push_back({module.path, module.start, module.end});
     if (auto vdso = live.vdso()) {
-      std::vector<std::byte> image(std::min(kMaxVdsoBytes, vdso->end - vdso->start));
+      std::vector<std::byte> image(std::min(native::kMaxVdsoBytes, vdso->end - vdso->start));
       if (live.memory().read(vdso->start, image)) {
         options.vdso_image = std::move(image);
         options.vdso_address = vdso->start;
