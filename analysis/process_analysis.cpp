@@ -1,14 +1,19 @@
 #include "analysis/process_analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
-#include <thread>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "cpython/runtime_labels.h"
 
 namespace hangpy::analysis {
 
+namespace {
+
+// Why each thread is stuck; `native`: the native stacks where there are some (some threads' may do).
 diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
                                              const cpython::ProcessStacks& stacks,
                                              const diagnosis::NativeStacks* native,
@@ -25,45 +30,6 @@ diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory
   return diagnosis::diagnose(why);
 }
 
-diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                                 const cpython::AsyncioOptions& options) {
-  return diagnosis::diagnose_tasks(cpython::read_asyncio_tasks(target, stacks, options));
-}
-
-Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                     const native::MergedStacks* native, const TargetFacts& facts,
-                     const Request& request) {
-  const cpython::AddressSpace& memory = target.memory();
-  Details details;
-  if (request.locals) details.locals = cpython::read_all_locals(memory, stacks);
-  details.diagnosis = diagnose_threads(memory, stacks, native, facts);
-  if (request.tasks) {
-    details.tasks = read_tasks(target, stacks, request.task_options);
-    details.diagnosis.blocked_loops = diagnosis::find_blocked_loops(*details.tasks, stacks, details.diagnosis);
-  }
-  if (native && request.call_notes && stacks.layout)
-    details.call_notes = native::find_call_notes(target, *stacks.layout, *native);
-  return details;
-}
-
-std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis) {
-  std::set<int64_t> vague;
-  for (size_t i = 0; i < diagnosis.threads.size() && i < stacks.threads.size(); ++i) {
-    const diagnosis::ThreadDiagnosis& thread = diagnosis.threads[i];
-    const diagnosis::WaitKind kind = thread.blocked_on.kind;
-    // Not a wait the diagnosis names (a lock, a collective, a child) whose GIL state alone is
-    // unknown: 2.7 and 3.6 keep no GIL holder to read, and every thread of theirs would be
-    // unwound for a word the report does not need.
-    const bool unexplained = kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown ||
-                             kind == diagnosis::WaitKind::kRunning;
-    if (unexplained && stacks.threads[i].native_thread_id)
-      vague.insert(static_cast<int64_t>(*stacks.threads[i].native_thread_id));
-  }
-  return vague;
-}
-
-namespace {
-
 bool vague_in_torch(const cpython::ProcessStacks& stacks, const std::set<int64_t>& vague) {
   for (const cpython::PythonThread& thread : stacks.threads) {
     if (!thread.native_thread_id || !vague.contains(static_cast<int64_t>(*thread.native_thread_id))) continue;
@@ -73,8 +39,8 @@ bool vague_in_torch(const cpython::ProcessStacks& stacks, const std::set<int64_t
   return false;
 }
 
-}  // namespace
-
+// Whether a thread waits in a torch.distributed collective: then the backend's own threads (gloo's
+// workers, NCCL's watchdog) are unwound too, to say what the collective waits for.
 bool waits_in_collective(const diagnosis::ProcessDiagnosis& diagnosis) {
   return std::any_of(diagnosis.threads.begin(), diagnosis.threads.end(), [](const diagnosis::ThreadDiagnosis& thread) {
     return thread.blocked_on.kind == diagnosis::WaitKind::kCollective;
@@ -86,6 +52,29 @@ std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks) {
   return std::set<int64_t>(stacks.threads_without_python->begin(), stacks.threads_without_python->end());
 }
 
+// Native stacks for the diagnosis alone: the threads (by LWP) whose Python frames and registers
+// leave their wait vague (a futex, an unknown call) are unwound, so that "blocked on" names what
+// the C/C++ code waits for (a DDP reducer, a pthread mutex, the GIL). One session of the target's
+// unwinding, opened on the first ask, serves every ask; none when the target cannot unwind, or
+// could unwind none of those asked.
+using NativeForDiagnosis =
+    std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
+
+NativeForDiagnosis unwinding_for_diagnosis(const ProcessTarget& target) {
+  auto session = std::make_shared<std::unique_ptr<NativeUnwinding>>();
+  return [&target, session](const cpython::ProcessStacks& stacks,
+                            const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
+    if (!*session) *session = target.native_unwinding(false);
+    if (!*session) return std::nullopt;
+    native::MergedStacks merged = (*session)->merged(stacks, false, &lwps);
+    if (merged.empty()) return std::nullopt;
+    return merged;
+  };
+}
+
+// `diagnosis` (of `stacks`, made without native stacks) made again with the native stacks
+// `for_diagnosis` unwinds: the vague threads', then, for a thread waiting in a collective, those of
+// the threads that run no Python (the backend's workers). Returns the stacks it used, if any.
 std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
                                                                 const cpython::ProcessStacks& stacks,
                                                                 const TargetFacts& facts,
@@ -114,20 +103,26 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
   return used;
 }
 
-diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks) {
-  const TargetFacts facts = target.facts();
-  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts);
-  const std::unique_ptr<NativeUnwinding> unwinding = target.native_unwinding(false);
-  if (!unwinding) return diagnosis;
-  auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
-    native::MergedStacks merged = unwinding->merged(of, false, &lwps);
-    if (merged.empty()) return std::nullopt;  // none of them could be unwound here
-    return merged;
-  };
-  diagnose_with_native_stacks(target.memory(), stacks, facts, unwind, diagnosis);
-  return diagnosis;
+// The details of `stacks`, read from `target` (the one the stacks were read from, or its
+// recording for a snapshot); `native`: the merged native stacks, when unwound. The event loops a
+// task blocks are found once the diagnosis is final (after diagnose_with_native_stacks).
+Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                     const native::MergedStacks* native, const TargetFacts& facts,
+                     const Request& request) {
+  const cpython::AddressSpace& memory = target.memory();
+  Details details;
+  if (request.locals) details.locals = cpython::read_all_locals(memory, stacks);
+  details.diagnosis = diagnose_threads(memory, stacks, native, facts);
+  if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
+  if (native && request.call_notes && stacks.layout)
+    details.call_notes = native::find_call_notes(target, *stacks.layout, *native);
+  return details;
 }
 
+// What the program knows of itself now (cpython/runtime_labels.h), merged into `environment`:
+// os.environ read from `target` itself, never through a recording (the snapshot keeps the label
+// variables in its note, not the pages of os.environ, which hold every other variable too); the
+// spawn index and DataLoader worker id read from `read` (a snapshot keeps those locals).
 void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
                         const cpython::Target& read, const cpython::ProcessStacks& stacks) {
   const std::map<std::string, std::string> now =
@@ -135,8 +130,6 @@ void add_program_labels(cpython::ProcessEnvironment& environment, const cpython:
   const cpython::JobIndexes indexes = cpython::read_job_indexes(read.memory(), stacks);
   cpython::add_runtime_labels(environment, now, indexes);
 }
-
-namespace {
 
 // The stacks read with the process held (or as it stands, for a target that does not run): a
 // thread left asleep in its system call that woke while read makes them be read again, a few
@@ -195,6 +188,34 @@ void read_stacks(ProcessTarget& target, const Request& request, ProcessAnalysis&
 
 }  // namespace
 
+diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::ProcessStacks& stacks,
+                                 const cpython::AsyncioOptions& options) {
+  return diagnosis::diagnose_tasks(cpython::read_asyncio_tasks(target, stacks, options));
+}
+
+std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis) {
+  std::set<int64_t> vague;
+  for (size_t i = 0; i < diagnosis.threads.size() && i < stacks.threads.size(); ++i) {
+    const diagnosis::ThreadDiagnosis& thread = diagnosis.threads[i];
+    const diagnosis::WaitKind kind = thread.blocked_on.kind;
+    // Not a wait the diagnosis names (a lock, a collective, a child) whose GIL state alone is
+    // unknown: 2.7 and 3.6 keep no GIL holder to read, and every thread of theirs would be
+    // unwound for a word the report does not need.
+    const bool unexplained = kind == diagnosis::WaitKind::kSyscall || kind == diagnosis::WaitKind::kUnknown ||
+                             kind == diagnosis::WaitKind::kRunning;
+    if (unexplained && stacks.threads[i].native_thread_id)
+      vague.insert(static_cast<int64_t>(*stacks.threads[i].native_thread_id));
+  }
+  return vague;
+}
+
+diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks) {
+  const TargetFacts facts = target.facts();
+  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts);
+  diagnose_with_native_stacks(target.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis);
+  return diagnosis;
+}
+
 ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
   ProcessAnalysis analysis;
   // A process that runs is read once as it runs: the binaries opened, their symbols found, and
@@ -221,18 +242,14 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
         std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
   analysis.details = read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts, details_request);
-  if (!analysis.native && request.native_for_diagnosis) {
-    std::unique_ptr<NativeUnwinding> unwinding;  // opened on first need, one session for both asks
-    auto unwind = [&](const cpython::ProcessStacks& of, const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
-      if (!unwinding) unwinding = target.native_unwinding(false);
-      if (!unwinding) return std::nullopt;
-      native::MergedStacks merged = unwinding->merged(of, false, &lwps);
-      if (merged.empty()) return std::nullopt;  // none of them could be unwound here
-      return merged;
-    };
+  diagnosis::ProcessDiagnosis& diagnosis = analysis.details.diagnosis;
+  if (!analysis.native && request.native_for_diagnosis)
     analysis.native_for_diagnosis =
-        diagnose_with_native_stacks(read.memory(), stacks, facts, unwind, analysis.details.diagnosis);
-  }
+        diagnose_with_native_stacks(read.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis);
+  // The loops a task blocks, from the diagnosis as it stands now: a thread the native stacks
+  // explained (a task spinning in C code) blocks its loop as much as one the Python frames did.
+  if (analysis.details.tasks)
+    diagnosis.blocked_loops = diagnosis::find_blocked_loops(*analysis.details.tasks, stacks, diagnosis);
   analysis.environment = target.environment();
   add_program_labels(analysis.environment, target, read, stacks);
   return analysis;

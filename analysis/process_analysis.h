@@ -54,16 +54,20 @@ struct Request {
   bool clock_is_ours = false;
 };
 
-// The parts of the details, for a shell that reads them one at a time (gdb: py-deadlock, py-tasks).
-// Why each thread is stuck; `native`: the native stacks where the shell has them (some threads'
-// may do).
-diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
-                                             const cpython::ProcessStacks& stacks,
-                                             const diagnosis::NativeStacks* native,
-                                             const TargetFacts& facts);
+// The parts, for a shell that reads them a command at a time (gdb: py-deadlock, py-threads,
+// py-tasks).
 // asyncio's tasks, and what they wait for.
 diagnosis::TaskForest read_tasks(const cpython::Target& target, const cpython::ProcessStacks& stacks,
                                  const cpython::AsyncioOptions& options);
+// Why each thread of `stacks` is stuck, made again with the native stacks of the threads it leaves
+// vague (vague_threads) when `target` can unwind them.
+diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks);
+
+// The threads of `diagnosis` that native frames may explain: in a system call the diagnosis
+// names no object of, in none it knows, or running (in C code the Python frames do not show:
+// take_gil, a C library's wait). The one rule for every shell: coreanalyze (a core's or a live
+// process's unwinder) and gdb (its own) unwind these.
+std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis);
 
 // Everything read after the stacks.
 struct Details {
@@ -72,49 +76,6 @@ struct Details {
   std::optional<diagnosis::TaskForest> tasks;
   std::optional<native::CallNotes> call_notes;
 };
-
-// The details of `stacks`, read from `target` (the one the stacks were read from, or its
-// recording for a snapshot); `native`: the merged native stacks, when unwound.
-Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
-                     const native::MergedStacks* native, const TargetFacts& facts,
-                     const Request& request);
-
-// Native stacks for the diagnosis alone, when none are printed: the threads (by LWP) whose Python
-// frames and registers leave their wait vague (a futex, an unknown call) are unwound, so that
-// "blocked on" names what the C/C++ code waits for (a DDP reducer, a pthread mutex, the GIL).
-using NativeForDiagnosis =
-    std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
-
-// The threads of `diagnosis` that native frames may explain: in a system call the diagnosis
-// names no object of, in none it knows, or running (in C code the Python frames do not show:
-// take_gil, a C library's wait). The one rule for every shell: coreanalyze (a core's or a live
-// process's unwinder) and gdb (its own) unwind these.
-std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diagnosis::ProcessDiagnosis& diagnosis);
-
-// Whether a thread waits in a torch.distributed collective: then the backend's own threads (gloo's
-// workers, NCCL's watchdog) are unwound too, to say what the collective waits for.
-bool waits_in_collective(const diagnosis::ProcessDiagnosis& diagnosis);
-std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks);
-
-// `diagnosis` (of `stacks`, made without native stacks) made again with the native stacks
-// `for_diagnosis` unwinds: the vague threads', then, for a thread waiting in a collective, those of
-// the threads that run no Python (the backend's workers). Returns the stacks it used, if any.
-std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
-                                                                const cpython::ProcessStacks& stacks,
-                                                                const TargetFacts& facts,
-                                                                const NativeForDiagnosis& for_diagnosis,
-                                                                diagnosis::ProcessDiagnosis& diagnosis);
-
-// The diagnosis of `stacks`, made again with the native stacks of the threads it leaves vague
-// when `target` can unwind them (gdb's py-deadlock, py-threads).
-diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks);
-
-// What the program knows of itself now (cpython/runtime_labels.h), merged into `environment`:
-// os.environ read from `target` itself, never through a recording (the snapshot keeps the label
-// variables in its note, not the pages of os.environ, which hold every other variable too); the
-// spawn index and DataLoader worker id read from `read` (a snapshot keeps those locals).
-void add_program_labels(cpython::ProcessEnvironment& environment, const cpython::Target& target,
-                        const cpython::Target& read, const cpython::ProcessStacks& stacks);
 
 // How a process that runs was read.
 struct HeldRead {

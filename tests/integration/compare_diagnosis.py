@@ -107,9 +107,10 @@ def _blocked_loop_problems(truth, report):
     blocks that loop: where coreanalyze read the tasks (a running task says which thread runs
     it), `blocked_loops` names exactly those threads."""
     tasks = (report.get("asyncio") or {}).get("tasks") or []
-    if not any(task.get("state") == "running" and task.get("thread_id") for task in tasks):
-        # No tasks read (2.7, 3.6, no asyncio), or no thread known to run one (qemu's aarch64
-        # cores): nothing tells a task's thread.
+    if not any(task.get("state") == "running" for task in tasks):
+        # No tasks read (2.7, 3.6, no asyncio), or none running: no loop is blocked by a task.
+        # A running task whose document lacks a thread_id (qemu's aarch64 cores) is checked all
+        # the same: coreanalyze tells its thread by the frame the task runs.
         return []
     want = sorted(truth["threads"][ident]["native_id"] for ident in (truth.get("waits") or {})
                   if _runs_loop_callback(truth["threads"][ident]["frames"]))
