@@ -8,18 +8,14 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "targets/core_file.h"
 #include "targets/initial_environment.h"
+#include "targets/proc_file.h"
 
 namespace hangpy::targets {
 namespace {
-
-// /proc/PID/environ is at most the kernel's argument limit; more is not an environment.
-constexpr size_t kMaxEnvironBytes = 8 << 20;
 
 cpython::Environment kept(const std::vector<std::string>& entries) {
   cpython::Environment variables;
@@ -68,13 +64,10 @@ cpython::ProcessEnvironment CoreTarget::environment() const {
 cpython::ProcessEnvironment LiveTarget::environment() const {
   const int64_t pid = process().pid;
   cpython::ProcessEnvironment environment;
-  std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
-  if (in) {
-    std::string text(kMaxEnvironBytes, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    environment.variables = cpython::label_variables_of_text(text);
-    environment.source = fmt::format("/proc/{}/environ", pid);
+  const std::string path = fmt::format("/proc/{}/environ", pid);
+  if (const std::optional<std::string> text = read_proc_file(path)) {
+    environment.variables = cpython::label_variables_of_text(*text);
+    environment.source = path;
   }
   char host[HOST_NAME_MAX + 1] = {};
   if (gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') environment.system_host = host;
