@@ -2,6 +2,7 @@
 """What test_package.py's checks share: the paths, the throwaway chroots (Chroot), a chroot's
 coreanalyze run from this machine (coreanalyze_wrapper) and its gdb (ChrootGdb)."""
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,8 @@ CHROOTS = os.environ.get("HANGPY_PACKAGE_CHROOTS", "/var/tmp/hangpy-chroots/pack
 # build of glibc, and a program that starts a thread spins for ever.
 ARM64_GLIBC = os.environ.get("HANGPY_GLIBC_SYSROOT_ARM64",
                              "/var/tmp/hangpy-glibc-sysroot-arm64")
+# Debian 12's arm64 root of scripts/make-arm64-root: its programs run by qemu through binfmt_misc.
+ARM64_ROOT = os.path.join(os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots"), "bookworm-arm64")
 TIMEOUT = 600
 # The example core of the README, which every path must read (py-bt shows this function).
 EXAMPLE = os.path.join(REPO, "examples", "deadlock.core.zst")
@@ -65,15 +68,20 @@ class Chroot(object):
     def guest(self, host_path):
         return "/" + os.path.relpath(host_path, self.root)
 
-    def argv(self, args):
-        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" '
+    def argv(self, args, mirrored=()):
+        """`mirrored`: directories of this machine the command sees at the same paths (bound)."""
+        binds = "".join('mkdir -p "$root"%s && mount --bind %s "$root"%s && ' % (
+            shlex.quote(directory), shlex.quote(directory), shlex.quote(directory))
+            for directory in mirrored)
+        in_namespace = ('root=$1; shift; mount -t proc proc "$root/proc" && ' + binds +
+                        'exec chroot "$root" '
                         '/usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root '
                         'LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"')
         return ["unshare", "--mount", "--net", "--propagation", "private", "/bin/sh", "-c", in_namespace,
                 "sh", self.root] + list(args)
 
-    def run(self, args):
-        return run(self.argv(args))
+    def run(self, args, mirrored=()):
+        return run(self.argv(args, mirrored))
 
 
 def coreanalyze_wrapper(chroot, coreanalyze, directory):

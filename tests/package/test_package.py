@@ -41,6 +41,13 @@ wheel-bullseye    The wheel on an older glibc: Debian 11's bare chroot (glibc 2.
                   core against its ground truth, the same bytes as the tarball's); in the
                   bullseye-gdb chroot gdb 10 (Python 3.9) sources the wheel's init file, loads
                   the module and runs py-bt on a snapshot. pip in the chroot is reported SKIP.
+wheel-bookworm-arm64
+                  The arm64 wheel (scripts/package --arch arm64) in Debian 12's arm64 root
+                  (scripts/make-arm64-root; its programs run by qemu through binfmt_misc):
+                  python3-venv and gdb installed from the root's apt cache (no network), then
+                  what wheel-venvs checks, in a venv of the root's python3.11, on the corpus's
+                  aarch64 deadlock snapshot with the root's arm64 gdb; and the same coreanalyze
+                  as the arm64 tarball's.
 deb-bookworm      The .deb in a clean Debian 12: `apt-get install gdb man-db bash-completion` (no
                   network: the chroot holds the downloaded packages), `dpkg -i hangpy_*.deb`, then
                   `coreanalyze --version` and a core, `gdb -batch -ex 'load hangpy'` with no init
@@ -62,7 +69,7 @@ import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from package_common import (ARM64_GLIBC, CHROOTS, EXAMPLE, EXAMPLE_FUNCTION, REPO, Chroot,  # noqa: E402
+from package_common import (ARM64_GLIBC, ARM64_ROOT, CHROOTS, EXAMPLE, EXAMPLE_FUNCTION, REPO, Chroot,  # noqa: E402
                             ChrootGdb, coreanalyze_wrapper, run)
 from package_common import gdb_session, run_scenarios, test_corpus, test_example, test_gdb_snapshots  # noqa: E402,F401
 from results import SKIP, Results  # noqa: E402
@@ -320,7 +327,8 @@ def main():
     parser.add_argument("check", choices=["tarball-bullseye", "tarball-xenial", "gdb-bullseye",
                                           "gdb-trixie", "gdb-bionic", "deb-bookworm",
                                           "qemu-aarch64", "deb-bookworm-arm64",
-                                          "wheel-venvs", "wheel-user", "wheel-bullseye"])
+                                          "wheel-venvs", "wheel-user", "wheel-bullseye",
+                                          "wheel-bookworm-arm64"])
     args = parser.parse_args()
     if os.geteuid() != 0 and args.check not in ("qemu-aarch64", "wheel-venvs"):
         print("SKIP: %s needs root" % ("runuser" if args.check == "wheel-user" else "chroot"))
@@ -329,13 +337,17 @@ def main():
         print("SKIP: zstd is not installed (scripts/install-deps)")
         return SKIP
     if args.check.startswith("wheel-"):
-        wheel = wheel_checks.wheel_file(args.dist, args.version)
+        arm64 = args.check.endswith("-arm64")
+        wheel = wheel_checks.wheel_file(args.dist, args.version, "aarch64" if arm64 else "x86_64")
         if wheel is None:
-            print("SKIP: no wheel of %s in %s (scripts/package makes it)" % (args.version,
-                                                                            args.dist))
+            print("SKIP: no %swheel of %s in %s (scripts/package%s makes it)" % (
+                "arm64 " if arm64 else "", args.version, args.dist, " --arch arm64" if arm64 else ""))
             return SKIP
         results = Results()
-        if args.check == "wheel-venvs":
+        if arm64:
+            skipped = wheel_checks.check_wheel_bookworm_arm64(wheel, arm64_tarball(args.dist, args.version),
+                                                              args.version, results)
+        elif args.check == "wheel-venvs":
             skipped = wheel_checks.check_wheel_venvs(wheel, args.version, results)
         elif args.check == "wheel-user":
             skipped = wheel_checks.check_wheel_user(wheel, args.version, results)
@@ -363,10 +375,9 @@ def main():
             return SKIP
         # Debian 12's arm64 root of scripts/make-arm64-root, its programs run by qemu through
         # binfmt_misc: the arm64 gdb reads the corpus's aarch64 deadlock.
-        root = os.path.join(os.environ.get("HANGPY_CHROOTS", "/var/tmp/hangpy-chroots"), "bookworm-arm64")
         results = Results()
         skipped = check_deb(deb, args.version, results, "bookworm-arm64",
-                            Chroot("bookworm-arm64", root, ".hangpy-package-chroot-done"),
+                            Chroot("bookworm-arm64", ARM64_ROOT, ".hangpy-package-chroot-done"),
                             os.path.join(REPO, "tests", "corpus", "arm64-3.11", "deadlock.core.zst"))
         if skipped:
             print("SKIP: %s (scripts/make-arm64-root)" % skipped)

@@ -9,12 +9,13 @@ import io
 import json
 import os
 import pwd
+import shlex
 import shutil
 import tarfile
 import tempfile
 import zipfile
 
-from package_common import (CHROOTS, EXAMPLE, EXAMPLE_FUNCTION, MAN_PAGES, REPO, Chroot, ChrootGdb,  # noqa: F401
+from package_common import (ARM64_ROOT, CHROOTS, EXAMPLE, EXAMPLE_FUNCTION, MAN_PAGES, REPO, Chroot, ChrootGdb,  # noqa: F401
                             coreanalyze_wrapper, gdb_session, run, run_scenarios, test_corpus,
                             test_gdb_snapshots)
 
@@ -24,6 +25,8 @@ PYENV = os.environ.get("HANGPY_PYENV_ROOT", "/root/.pyenv")
 WHEEL_PYENV_VERSIONS = ("3.7", "3.8", "3.11", "3.13")
 DEBIAN_PYTHON = "/usr/bin/python3"
 WHEEL_SNAPSHOT = os.path.join(REPO, "tests", "corpus", "debian-3.11", "deadlock")
+# The arm64 wheel's: an aarch64 core for both its coreanalyze and its gdb.
+WHEEL_ARM64_SNAPSHOT = os.path.join(REPO, "tests", "corpus", "arm64-3.11", "deadlock")
 WHEEL_USER = "hangpy-wheel-test"
 # Where the wheel puts the gdb init file and the module, inside its `hangpy` package.
 WHEEL_GDB_INIT = "hangpy/gdb/share/hangpy/hangpy.py"
@@ -116,21 +119,55 @@ def wheel_pythons():
 
 class Runner(object):
     """Runs a venv check's commands with a clean environment (HOME in the scratch directory:
-    pip's cache and gdb's ~/.gdbinit there), as root or, with `user`, as that user (runuser)."""
+    pip's cache and gdb's ~/.gdbinit there), as root or, with `user`, as that user (runuser).
+    `snapshot` is the corpus core the venv's coreanalyze reads, `gdb_core` the one its gdb reads
+    (of this machine's architecture)."""
+    snapshot = WHEEL_SNAPSHOT
+    gdb_core = EXAMPLE
 
     def __init__(self, home, cwd, user=None):
         self.home = home
         self.cwd = cwd
         self.user = user
 
-    def __call__(self, argv, path="/usr/bin:/bin"):
+    def environment_argv(self, path):
         environment = {"PATH": path, "HOME": self.home, "LC_ALL": "C.UTF-8",
                        "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
                        "PIP_CONFIG_FILE": os.devnull}
-        argv = ["env", "-i"] + ["%s=%s" % item for item in sorted(environment.items())] + argv
+        return ["env", "-i"] + ["%s=%s" % item for item in sorted(environment.items())]
+
+    def __call__(self, argv, path="/usr/bin:/bin"):
+        argv = self.environment_argv(path) + argv
         if self.user:
             argv = ["runuser", "-u", self.user, "--"] + argv
         return run(argv, cwd=self.cwd)
+
+    def program(self, path, directory):
+        """A program this machine runs as `path` runs where the checks run (test_corpus runs one)."""
+        return path
+
+
+class ChrootRunner(Runner):
+    """Runs them in `chroot` (a Chroot entered), where the scratch directory `cwd` is mounted at
+    the same path as here, so that the checks read what the chroot's pip wrote where they look."""
+
+    def __init__(self, chroot, home, cwd, snapshot, gdb_core):
+        Runner.__init__(self, home, cwd)
+        self.chroot = chroot
+        self.snapshot = snapshot
+        self.gdb_core = gdb_core
+
+    def __call__(self, argv, path="/usr/bin:/bin"):
+        inner = self.environment_argv(path) + ["/bin/sh", "-c", 'cd "$0" && exec "$@"', self.cwd] + argv
+        return run(self.chroot.argv(inner, mirrored=[self.cwd]))
+
+    def program(self, path, directory):
+        wrapper = os.path.join(directory, os.path.basename(path) + "-in-chroot")
+        with open(wrapper, "w") as script:
+            script.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(
+                shlex.quote(part) for part in self.chroot.argv([path], mirrored=[self.cwd])))
+        os.chmod(wrapper, 0o755)
+        return wrapper
 
 
 def tree(directory):
@@ -188,7 +225,7 @@ def check_venv(label, python, wheel, version, scratch, runner, results, home_gdb
 
     # coreanalyze: the ELF program itself in the venv's bin/ (the wheel's scripts), no wrapper.
     coreanalyze = os.path.join(bin_dir, "coreanalyze")
-    core = os.path.join(scratch, os.path.basename(WHEEL_SNAPSHOT) + ".core")
+    core = os.path.join(scratch, os.path.basename(runner.snapshot) + ".core")
     problems = []
     if not os.path.isfile(coreanalyze):
         problems.append("no %s" % coreanalyze)
@@ -208,19 +245,20 @@ def check_venv(label, python, wheel, version, scratch, runner, results, home_gdb
 
 
 def check_venv_coreanalyze(label, bin_dir, core, version, scratch, runner, results):
-    """The venv's coreanalyze on WHEEL_SNAPSHOT, and `python -m hangpy` giving the same."""
+    """The venv's coreanalyze on the runner's snapshot, and `python -m hangpy` giving the same."""
     coreanalyze = os.path.join(bin_dir, "coreanalyze")
     text = runner([coreanalyze, "--no-color", core])
     problems = failed("coreanalyze " + core, text) if text.returncode != 0 else \
-        snapshot_text_problems(text.stdout, WHEEL_SNAPSHOT + ".truth.json")
+        snapshot_text_problems(text.stdout, runner.snapshot + ".truth.json")
     if runner.user is None:
         # The whole ground truth, as integration.corpus compares it (JSON and text), in a
         # directory of its own (it decompresses the snapshot there, then removes it).
         workdir = tempfile.mkdtemp(dir=scratch)
-        problems += test_corpus.check_entry(coreanalyze, WHEEL_SNAPSHOT + ".core.zst",
-                                            WHEEL_SNAPSHOT + ".truth.json", workdir)
+        problems += test_corpus.check_entry(runner.program(coreanalyze, scratch),
+                                            runner.snapshot + ".core.zst",
+                                            runner.snapshot + ".truth.json", workdir)
         os.rmdir(workdir)
-    results.check(label + "/coreanalyze " + os.path.relpath(WHEEL_SNAPSHOT, REPO), problems)
+    results.check(label + "/coreanalyze " + os.path.relpath(runner.snapshot, REPO), problems)
 
     # python -m hangpy: the same program, its output and exit status.
     venv_python = os.path.join(bin_dir, "python")
@@ -261,7 +299,7 @@ def check_venv_gdb_man_uninstall(label, venv, before, version, scratch, runner, 
     if shutil.which("gdb") is None:
         results.report("SKIP", label + "/gdb", ["gdb is not installed (scripts/install-deps)"])
     elif not problems:
-        example = run_scenarios.decompress(EXAMPLE, scratch)
+        example = run_scenarios.decompress(runner.gdb_core, scratch)
         if home_gdbinit:  # `hangpy-gdb-init >> ~/.gdbinit`
             with open(os.path.join(runner.home, ".gdbinit"), "a") as gdbinit:
                 gdbinit.write(init.stdout)
@@ -318,11 +356,11 @@ def check_venv_gdb_man_uninstall(label, venv, before, version, scratch, runner, 
         print("     (%s: pip leaves the empty directories it made: %s)" % (label, ", ".join(added)))
 
 
-def venv_scratch(scratch, wheel, user=None):
+def venv_scratch(scratch, wheel, user=None, snapshot=WHEEL_SNAPSHOT):
     """Copies into `scratch` what check_venv reads: the wheel, the snapshot (decompressed); a
     home directory; all of it the user's."""
     shutil.copy(wheel, scratch)
-    run_scenarios.decompress(WHEEL_SNAPSHOT + ".core.zst", scratch)
+    run_scenarios.decompress(snapshot + ".core.zst", scratch)
     os.mkdir(os.path.join(scratch, "home"))
     if user:
         for root, dirs, files in os.walk(scratch):
@@ -484,3 +522,36 @@ def check_wheel_bullseye(wheel, tarball, version, results):
                       test_gdb_snapshots.check_output(result, truth, chroot.guest(core)))
     return None
 
+
+
+def check_wheel_bookworm_arm64(wheel, tarball, version, results):
+    results.check("arm64 wheel contents", wheel_contents_problems(wheel, version, "aarch64"))
+    chroot = Chroot("bookworm-arm64", ARM64_ROOT, ".hangpy-wheel-chroot-done")
+    if not chroot.present():
+        return "no bookworm-arm64 root with python3-venv in its apt cache in %s " \
+            "(scripts/make-arm64-root)" % ARM64_ROOT
+    with chroot:
+        install = chroot.run(["apt-get", "install", "-y", "python3-venv", "gdb", "man-db"])
+        results.check("bookworm-arm64/apt-get install python3-venv gdb man-db", [] if
+                      install.returncode == 0 else failed("apt-get install (offline)", install))
+        if install.returncode != 0:
+            return None
+        # The scratch directory is this machine's (the checks read it) and the root's, at one path.
+        scratch = tempfile.mkdtemp(prefix="hangpy-wheel-arm64-", dir="/var/tmp")
+        try:
+            copy = venv_scratch(scratch, wheel, snapshot=WHEEL_ARM64_SNAPSHOT)
+            label = "bookworm-arm64/python3.11"
+            check_venv(label, "/usr/bin/python3", copy, version, scratch,
+                       ChrootRunner(chroot, os.path.join(scratch, "home"), scratch,
+                                    WHEEL_ARM64_SNAPSHOT, WHEEL_ARM64_SNAPSHOT + ".core.zst"),
+                       results)
+        finally:
+            shutil.rmtree(scratch)
+    if tarball is None:
+        results.report("SKIP", "bookworm-arm64/same as the tarball", ["no arm64 tarball to compare with"])
+    else:
+        with zipfile.ZipFile(wheel) as archive:
+            in_wheel = archive.read("hangpy-%s.data/scripts/coreanalyze" % version)
+        results.check("bookworm-arm64/same as the tarball", [] if in_wheel == tarball_member(
+            tarball, "/bin/coreanalyze") else ["the wheel's coreanalyze differs from the arm64 tarball's"])
+    return None
