@@ -17,10 +17,12 @@ namespace {
 diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory,
                                              const cpython::ProcessStacks& stacks,
                                              const diagnosis::NativeStacks* native,
-                                             const TargetFacts& facts) {
+                                             const TargetFacts& facts,
+                                             diagnosis::DiagnosisMemo* memo) {
   diagnosis::DiagnosisInput why;
   why.stacks = &stacks;
   why.memory = &memory;
+  why.memo = memo;
   why.os_threads = facts.os_threads;
   why.native = native;
   why.pid = facts.pid;
@@ -60,8 +62,10 @@ std::set<int64_t> threads_without_python(const cpython::ProcessStacks& stacks) {
 using NativeForDiagnosis =
     std::function<std::optional<native::MergedStacks>(const cpython::ProcessStacks&, const std::set<int64_t>& lwps)>;
 
-NativeForDiagnosis unwinding_for_diagnosis(const ProcessTarget& target) {
-  auto session = std::make_shared<std::unique_ptr<NativeUnwinding>>();
+using UnwindingSession = std::shared_ptr<std::unique_ptr<NativeUnwinding>>;
+
+NativeForDiagnosis unwinding_for_diagnosis(const ProcessTarget& target,
+                                           UnwindingSession session = std::make_shared<std::unique_ptr<NativeUnwinding>>()) {
   return [&target, session](const cpython::ProcessStacks& stacks,
                             const std::set<int64_t>& lwps) -> std::optional<native::MergedStacks> {
     if (!*session) *session = target.native_unwinding(false);
@@ -75,11 +79,13 @@ NativeForDiagnosis unwinding_for_diagnosis(const ProcessTarget& target) {
 // `diagnosis` (of `stacks`, made without native stacks) made again with the native stacks
 // `for_diagnosis` unwinds: the vague threads', then, for a thread waiting in a collective, those of
 // the threads that run no Python (the backend's workers). Returns the stacks it used, if any.
+// `memo`: the one the diagnosis was made with, if any (the same memory and stacks).
 std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::AddressSpace& memory,
                                                                 const cpython::ProcessStacks& stacks,
                                                                 const TargetFacts& facts,
                                                                 const NativeForDiagnosis& for_diagnosis,
-                                                                diagnosis::ProcessDiagnosis& diagnosis) {
+                                                                diagnosis::ProcessDiagnosis& diagnosis,
+                                                                diagnosis::DiagnosisMemo* memo) {
   std::optional<native::MergedStacks> used;
   std::set<int64_t> wanted = vague_threads(stacks, diagnosis);
   // A vague wait inside torch's Python code may be a collective its native frames will name (DDP's
@@ -88,7 +94,7 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
   if (serving_known) wanted.merge(threads_without_python(stacks));
   if (!wanted.empty()) {
     used = for_diagnosis(stacks, wanted);
-    if (used) diagnosis = diagnose_threads(memory, stacks, &*used, facts);
+    if (used) diagnosis = diagnose_threads(memory, stacks, &*used, facts, memo);
   }
   // A wait the native frames just named a collective (DDP's backward): its backend's workers too.
   if (!serving_known && waits_in_collective(diagnosis)) {
@@ -97,7 +103,7 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
     if (more) {
       if (!used) used.emplace();
       used->merge(*more);
-      diagnosis = diagnose_threads(memory, stacks, &*used, facts);
+      diagnosis = diagnose_threads(memory, stacks, &*used, facts, memo);
     }
   }
   return used;
@@ -105,14 +111,15 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
 
 // The details of `stacks`, read from `target` (the one the stacks were read from, or its
 // recording for a snapshot); `native`: the merged native stacks, when unwound. The event loops a
-// task blocks are found once the diagnosis is final (after diagnose_with_native_stacks).
+// task blocks are found once the diagnosis is final (after diagnose_with_native_stacks). `memo`:
+// kept for the diagnoses made again of the same read (nullptr: none).
 Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
                      const native::MergedStacks* native, const TargetFacts& facts,
-                     const Request& request) {
+                     const Request& request, diagnosis::DiagnosisMemo* memo) {
   const cpython::AddressSpace& memory = target.memory();
   Details details;
   if (request.locals) details.locals = cpython::read_all_locals(memory, stacks);
-  details.diagnosis = diagnose_threads(memory, stacks, native, facts);
+  details.diagnosis = diagnose_threads(memory, stacks, native, facts, memo);
   if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
   if (native && request.call_notes && stacks.layout)
     details.call_notes = native::find_call_notes(target, *stacks.layout, *native);
@@ -211,8 +218,9 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
 
 diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks) {
   const TargetFacts facts = target.facts();
-  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts);
-  diagnose_with_native_stacks(target.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis);
+  diagnosis::DiagnosisMemo memo;
+  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts, &memo);
+  diagnose_with_native_stacks(target.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis, &memo);
   return diagnosis;
 }
 
@@ -223,7 +231,7 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
   if (request.hold) {
     if (auto first = cpython::analyze(target, request.analyze)) {
       target.prepare_hold(*first, request.hold->stop_every_thread, [&] {
-        (void)read_details(target, *first, nullptr, target.facts(), request);
+        (void)read_details(target, *first, nullptr, target.facts(), request, nullptr);
       });
     }
   }
@@ -241,11 +249,18 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
     details_request.task_options.monotonic_now =
         std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
-  analysis.details = read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts, details_request);
+  // Kept between the diagnoses of this read (made again with native stacks below).
+  diagnosis::DiagnosisMemo memo;
+  analysis.details =
+      read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts, details_request, &memo);
   diagnosis::ProcessDiagnosis& diagnosis = analysis.details.diagnosis;
-  if (!analysis.native && request.native_for_diagnosis)
+  if (!analysis.native && request.native_for_diagnosis) {
+    UnwindingSession session = std::make_shared<std::unique_ptr<NativeUnwinding>>();
     analysis.native_for_diagnosis =
-        diagnose_with_native_stacks(read.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis);
+        diagnose_with_native_stacks(read.memory(), stacks, facts, unwinding_for_diagnosis(target, session), diagnosis, &memo);
+    printed = std::move(*session);
+  }
+  analysis.unwinding = std::move(printed);
   // The loops a task blocks, from the diagnosis as it stands now: a thread the native stacks
   // explained (a task spinning in C code) blocks its loop as much as one the Python frames did.
   if (analysis.details.tasks)

@@ -103,6 +103,9 @@ struct ProcessAnalysis {
   // snapshot holds.
   std::unique_ptr<cpython::RecordingTarget> recording;
   HeldRead held;
+  // The unwinding session `native` or `native_for_diagnosis` came from, if any (its modules stay
+  // open while it is kept: a caller that exits once it has printed leaves them to the kernel).
+  std::unique_ptr<NativeUnwinding> unwinding;
   // Why a process that runs could not be held, or was held past its limit: then nothing else is.
   std::optional<HoldFailure> failure;
 };

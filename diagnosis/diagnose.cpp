@@ -489,8 +489,13 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
                       std::any_of(stacks.threads.begin(), stacks.threads.end(),
                                   [](const PythonThread& t) { return t.holds_gil; });
   result.no_gil = stacks.gil_disabled;
-  for (uint64_t object : context.locks.candidate_locks(stacks.threads))
-    if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
+  if (input.memo != nullptr && input.memo->candidate_locks) {
+    context.candidates = *input.memo->candidate_locks;
+  } else {
+    for (uint64_t object : context.locks.candidate_locks(stacks.threads))
+      if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
+    if (input.memo != nullptr) input.memo->candidate_locks = context.candidates;
+  }
   for (const PythonThread& thread : stacks.threads) {
     std::vector<uint64_t> held = context.locks.held_through_with(thread);
     // The lock a thread is blocked acquiring is not one it holds, though every version pushes

@@ -17,6 +17,7 @@
 #include "cpython/address_space.h"
 #include "cpython/stacks.h"
 #include "cpython/target.h"
+#include "diagnosis/locks.h"
 #include "native/splice.h"
 
 namespace hangpy::diagnosis {
@@ -156,6 +157,14 @@ struct FileDescriptorFacts {
   std::vector<int64_t> other_end_pids;
 };
 
+// What a diagnosis reads that depends only on the memory and the Python stacks, kept for the
+// next diagnosis of the same read: the analysis diagnoses a process again once native stacks
+// explain its vague waits, and the locks every frame and module can reach (a torch rank's module
+// globals run to thousands of objects) were a third of its default run, read three times.
+struct DiagnosisMemo {
+  std::optional<std::vector<LockState>> candidate_locks;
+};
+
 struct DiagnosisInput {
   const cpython::ProcessStacks* stacks = nullptr;
   const cpython::AddressSpace* memory = nullptr;
@@ -170,6 +179,8 @@ struct DiagnosisInput {
   std::function<std::optional<FileDescriptorFacts>(int64_t fd)> describe_fd;
   // Where the process runs in another PID namespace: its children's PIDs in both.
   std::vector<cpython::NamespacePid> namespace_pids;
+  // Optional: kept between diagnoses of the same memory and stacks (nullptr: read anew).
+  DiagnosisMemo* memo = nullptr;
 };
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);

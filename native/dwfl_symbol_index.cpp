@@ -71,6 +71,11 @@ class SymbolSource {
     return raw_ ? raw_symbol(i) : libdwfl_symbol(i);
   }
 
+  // Whether symbol i surely starts above `address` (read from the raw table alone; false where
+  // only libdwfl can tell): such a symbol covers no pc at or below it, and the search skips it
+  // before reading the rest of its entry.
+  bool starts_above(int i, uint64_t address) const { return raw_ && raw_->address(i) > address; }
+
   const char* name(const CodeSymbol& symbol) const {
     if (symbol.name != nullptr) return symbol.name;
     const char* name = raw_->name(symbol.index);
@@ -179,6 +184,7 @@ namespace hangpy::native {
 std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Module* module,
                                                                        const std::vector<uint64_t>& pcs) {
   const size_t n = pcs.size();
+  if (n == 0) return {};
   std::vector<std::optional<CodeSymbol>> best(n);
   // A symbol starting at s weighs on every pc from lower_bound(s) on: its end on their reach
   // (find()'s max_end_), a label's start on their last label. Kept at that first pc only, and
@@ -186,9 +192,21 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
   std::vector<uint64_t> reach_from(n, 0);
   std::vector<std::optional<uint64_t>> label_from(n);
   const SymbolSource source(module);
+  const uint64_t lowest = pcs.front();
+  const uint64_t highest = pcs.back();
   for (int i = 1; i < source.count(); ++i) {
+    if (source.starts_above(i, highest)) continue;  // as lower_bound's n below, without the search
     std::optional<CodeSymbol> symbol = source.symbol(i);
     if (!symbol) continue;
+    // Most symbols of a big module lie wholly below the lowest pc: they weigh on all pcs (from 0).
+    if (symbol->size == 0 && symbol->start <= lowest) {
+      label_from[0] = std::max(label_from[0].value_or(0), symbol->start);
+      continue;
+    }
+    if (symbol->size != 0 && symbol->start + symbol->size <= lowest) {
+      reach_from[0] = std::max(reach_from[0], symbol->start + symbol->size);
+      continue;
+    }
     const size_t from = static_cast<size_t>(std::lower_bound(pcs.begin(), pcs.end(), symbol->start) - pcs.begin());
     if (from == n) continue;
     if (symbol->size == 0) {

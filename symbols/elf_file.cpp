@@ -173,6 +173,8 @@ Expected<void> ElfFile::read_headers() {
 
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;  // corrupt count: treat as no segments
+  // Room for as many as a core has (libelf bounds phnum by the file's size, a hostile one's too).
+  load_segments_.reserve(std::min<size_t>(phnum, size_t{1} << 16));
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) break;  // past the file end

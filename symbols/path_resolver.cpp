@@ -55,8 +55,9 @@ std::vector<std::string> PathResolver::candidates(const std::string& recorded_pa
   return result;
 }
 
-std::optional<std::string> PathResolver::resolve(
-    const std::string& recorded_path, const std::optional<std::string>& expected_build_id) const {
+std::optional<std::string> PathResolver::resolve(const std::string& recorded_path,
+                                                 const std::optional<std::string>& expected_build_id,
+                                                 std::unique_ptr<ElfFile>* opened) const {
   for (const std::string& candidate : candidates(recorded_path)) {
     // stat(2) itself: std::filesystem parses the path into components first, which cost as much
     // as the call when a core maps hundreds of files.
@@ -65,6 +66,7 @@ std::optional<std::string> PathResolver::resolve(
     if (expected_build_id) {
       auto file = ElfFile::open(candidate);
       if (file && (*file)->build_id() && *(*file)->build_id() != *expected_build_id) continue;
+      if (file && opened != nullptr) *opened = std::move(*file);
     }
     return candidate;
   }

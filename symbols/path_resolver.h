@@ -3,12 +3,15 @@
 // at the recorded path itself.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace hangpy::symbols {
+
+class ElfFile;
 
 class PathResolver {
  public:
@@ -18,10 +21,13 @@ class PathResolver {
   // The first candidate that exists as a regular file, in this order: sysroot + recorded_path,
   // each lib_path + "/" + basename(recorded_path), recorded_path (only without a sysroot).
   // With an expected build-id, a candidate whose own build-id differs is skipped; one without a
-  // build-id (or not an ELF file) is accepted.
+  // build-id (or not an ELF file) is accepted. `opened`, when given, receives the file opened to
+  // read the chosen candidate's build-id (none without an expected build-id), so that a caller
+  // that opens it next does not map it twice.
   std::optional<std::string> resolve(
       const std::string& recorded_path,
-      const std::optional<std::string>& expected_build_id = {}) const;
+      const std::optional<std::string>& expected_build_id = {},
+      std::unique_ptr<ElfFile>* opened = nullptr) const;
 
   // The candidates resolve() tries, in order (for messages and tests).
   std::vector<std::string> candidates(const std::string& recorded_path) const;

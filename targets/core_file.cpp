@@ -122,6 +122,7 @@ void CoreFile::read_segments() {
   uint64_t expected_size = 0;
   std::optional<uint64_t> first_missing_address;
   size_t cut_segments = 0;
+  segments_.reserve(elf_->load_segments().size());
   for (const symbols::LoadSegment& load : elf_->load_segments()) {
     if (load.memsz == 0) continue;
     if (load.vaddr > ~uint64_t{0} - load.memsz) {
@@ -360,6 +361,7 @@ void CoreFile::read_nt_file(std::span<const std::byte> desc) {
     return;
   }
   size_t string_offset = 16 + *count * kEntrySize;
+  file_mappings_.reserve(file_mappings_.size() + static_cast<size_t>(*count));  // bounded above
   for (uint64_t i = 0; i < *count; ++i) {
     const size_t entry = 16 + i * kEntrySize;
     const uint64_t page_offset = *read_struct<uint64_t>(desc, entry + 16);

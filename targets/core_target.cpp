@@ -98,7 +98,8 @@ class ModuleFiles {
     const std::optional<std::string> core_build_id =
         module.saved_header ? module.saved_header->build_id : std::nullopt;
     std::optional<std::string> found = module.override_path;
-    if (!found) found = resolver_.resolve(path, core_build_id);
+    std::unique_ptr<symbols::ElfFile> opened;  // the file resolve() read the build-id of
+    if (!found) found = resolver_.resolve(path, core_build_id, &opened);
     // The last source: debuginfod, by the build-id the core recorded (checked again on opening).
     bool fetched_wrong_file = false;
     if (!found && core_build_id)
@@ -113,13 +114,17 @@ class ModuleFiles {
       }
       return nullptr;  // otherwise reported by exists() for the whole core at once
     }
-    auto file = symbols::ElfFile::open(*found);
-    if (!file) {
-      // A data file mapped by the process (locale archive, shared memory) is no module.
-      if (module.saved_header || module.override_path) warnings_.push_back(file.error().message);
-      return nullptr;
+    if (opened) {
+      module.file = std::move(opened);
+    } else {
+      auto file = symbols::ElfFile::open(*found);
+      if (!file) {
+        // A data file mapped by the process (locale archive, shared memory) is no module.
+        if (module.saved_header || module.override_path) warnings_.push_back(file.error().message);
+        return nullptr;
+      }
+      module.file = std::move(*file);
     }
-    module.file = std::move(*file);
     const auto& file_build_id = module.file->build_id();
     if (core_build_id && file_build_id && *core_build_id != *file_build_id) {
       wrong_binaries_.push_back(fmt::format("the build-id of {} is {}, the core wants {} (for {})",
@@ -404,6 +409,8 @@ class CoreTargetImpl final : public CoreTarget {
 };
 
 void CoreTargetImpl::collect_modules() {
+  module_of_mapping_.reserve(core_->file_mappings().size());
+  table_.reserve(core_->file_mappings().size());
   for (const FileMapping& mapping : core_->file_mappings()) {
     module_of_mapping_.push_back(
         table_.add_mapping(mapping.path, mapping.start, mapping.end, mapping.file_offset));
@@ -526,6 +533,7 @@ uint64_t CoreTargetImpl::load_bias(const Module& module) const {
 std::vector<std::pair<const FileMapping*, const Module*>> CoreTargetImpl::sorted_mappings() const {
   std::vector<std::pair<const FileMapping*, const Module*>> result;
   const auto& mappings = core_->file_mappings();
+  result.reserve(mappings.size());
   for (size_t i = 0; i < mappings.size(); ++i) {
     result.emplace_back(&mappings[i], &table_.modules()[module_of_mapping_[i]]);
   }

@@ -427,7 +427,8 @@ const symbols::ElfFile* LiveTargetImpl::file_of(const Module& module) const {
   module.looked_up = true;
   if (!module.elf_in_memory) return nullptr;
   const std::string path = lookup_path(module);
-  std::optional<std::string> found = resolver_.resolve(path, module.build_id);
+  std::unique_ptr<symbols::ElfFile> opened;  // the file resolve() read the build-id of
+  std::optional<std::string> found = resolver_.resolve(path, module.build_id, &opened);
   if (!found && module.header_address) {
     const std::string mapped = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid_,
                                            *module.header_address, module.header_mapping_end);
@@ -438,12 +439,16 @@ const symbols::ElfFile* LiveTargetImpl::file_of(const Module& module) const {
     warnings_.push_back(fmt::format("cannot open {} (mapped by process {})", path, pid_));
     return nullptr;
   }
-  auto file = symbols::ElfFile::open(*found);
-  if (!file) {
-    warnings_.push_back(file.error().message);
-    return nullptr;
+  if (opened) {
+    module.file = std::move(opened);
+  } else {
+    auto file = symbols::ElfFile::open(*found);
+    if (!file) {
+      warnings_.push_back(file.error().message);
+      return nullptr;
+    }
+    module.file = std::move(*file);
   }
-  module.file = std::move(*file);
   if (module.build_id && module.file->build_id() && *module.build_id != *module.file->build_id()) {
     warnings_.push_back(fmt::format("the build-id of {} is {}, process {} mapped {}", *found,
                                     *module.file->build_id(), pid_, *module.build_id));

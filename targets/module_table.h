@@ -55,6 +55,11 @@ class ModuleTable {
   }
 
   std::vector<Module>& modules() { return modules_; }
+  // Room for `mappings` pieces (at most that many modules), before they are added.
+  void reserve(size_t mappings) {
+    modules_.reserve(mappings);
+    index_by_path_.reserve(mappings);
+  }
   const std::vector<Module>& modules() const { return modules_; }
 
   // The order symbols are looked up in: the executable first, then libpython, then the rest.
