@@ -158,11 +158,15 @@ void read_stacks(ProcessTarget& target, const Request& request, ProcessAnalysis&
       hold = std::move(*stopped);
     }
     if (hold && !hold->timed_out()) held.threads = hold->threads();
+    const cpython::Target* read = &target;
     if (!hold || !hold->timed_out()) {
       // --snapshot: what this pass and the details read is what the snapshot keeps.
       if (request.record) analysis.recording = std::make_unique<cpython::RecordingTarget>(target);
-      const cpython::Target& read = request.record ? *analysis.recording : static_cast<const cpython::Target&>(target);
-      analysis.stacks = cpython::analyze(read, request.analyze);
+      if (request.record) read = analysis.recording.get();
+      // A held process's threads are named once it is let go (AnalyzeOptions::name_threads).
+      cpython::AnalyzeOptions options = request.analyze;
+      options.name_threads = !hold;
+      analysis.stacks = cpython::analyze(*read, options);
       // --native: the stacks are walked while the process is held, their symbols named after.
       printed.reset();
       if ((request.native || request.native_all) && analysis.stacks && (hold || !request.hold)) {
@@ -187,6 +191,7 @@ void read_stacks(ProcessTarget& target, const Request& request, ProcessAnalysis&
       return;
     }
     held.taken_at = released_at;
+    if (analysis.stacks) cpython::name_threads(*read, *analysis.stacks);
     held.realtime = hold->realtime();
     held.moved = hold->moved();
     if (held.moved.empty() || held.reads == kMaxReads) return;
@@ -229,7 +234,10 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
   // A process that runs is read once as it runs: the binaries opened, their symbols found, and
   // every page the stacks need read, so that the hold reads only those pages anew.
   if (request.hold) {
-    if (auto first = cpython::analyze(target, request.analyze)) {
+    // Unnamed, as the held passes read them: the pages the hold reads anew are the stacks' alone.
+    cpython::AnalyzeOptions warm = request.analyze;
+    warm.name_threads = false;
+    if (auto first = cpython::analyze(target, warm)) {
       target.prepare_hold(*first, request.hold->stop_every_thread, [&] {
         (void)read_details(target, *first, nullptr, target.facts(), request, nullptr);
       });

@@ -274,8 +274,8 @@ void set_python2_unicode_width(const Target& target, ProcessStacks& result) {
 
 // Each interpreter has its own threading module: names come from the thread's own interpreter
 // (one OS thread can have a thread state in several).
-void name_threads(const AddressSpace& memory, const Layout& layout,
-                  std::vector<PythonThread>& threads) {
+void name_threads_of(const AddressSpace& memory, const Layout& layout,
+                     std::vector<PythonThread>& threads) {
   std::vector<uint64_t> interpreters;
   for (const PythonThread& thread : threads) {
     if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
@@ -300,6 +300,10 @@ void name_threads(const AddressSpace& memory, const Layout& layout,
 }
 
 }  // namespace
+
+void name_threads(const Target& target, ProcessStacks& stacks) {
+  if (stacks.layout) name_threads_of(target.memory(), *stacks.layout, stacks.threads);
+}
 
 Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& options) {
   ProcessStacks result;
@@ -380,7 +384,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   match_namespaced_threads(natives, result.threads);
   fill_lwps_from_thread_pointers(target, natives, result.threads);
   result.threads_without_python = threads_without_python(natives, result.threads);
-  name_threads(target.memory(), layout, result.threads);
+  if (options.name_threads) name_threads_of(target.memory(), layout, result.threads);
   if (auto finalizing = read_finalizing_thread_state(target, layout, fit->runtime)) {
     result.finalizing = *finalizing != 0;
     result.finalizing_thread_state = *finalizing;

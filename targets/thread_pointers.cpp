@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <unordered_set>
 
 #include "cpython/address_space.h"
 
@@ -82,9 +83,18 @@ void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_
   std::optional<uint64_t> offset = descriptor_offset;
   if (!offset) offset = tid_offset_from_known_thread(memory, threads);
   if (!offset) return;
+  // A candidate `known` gave to a thread still here is that thread's: no other can be found in it.
+  // Skipping those keeps a torch rank's OpenMP workers (no thread state of theirs among the
+  // candidates) from reading all 140 candidates' pages while the process is held.
+  std::unordered_set<int64_t> present;
+  for (const cpython::NativeThread& thread : threads) present.insert(thread.lwp);
+  std::unordered_set<uint64_t> settled;
+  for (const auto& [lwp, pointer] : known)
+    if (present.contains(lwp)) settled.insert(pointer);
   for (cpython::NativeThread& thread : threads) {
     if (thread.fs_base != 0) continue;
     for (uint64_t candidate : candidates) {
+      if (settled.contains(candidate)) continue;
       if (cpython::read_value<int32_t>(memory, candidate + *offset) == thread.lwp &&
           looks_like_thread_pointer(memory, candidate)) {
         thread.fs_base = candidate;

@@ -22,7 +22,8 @@ namespace hangpy::targets {
 // known (a stopped one). A candidate must also look like a thread control block (its `self`
 // word, the third, points to itself). Threads no candidate fits keep fs_base 0.
 // `descriptor_offset`: pthread_tid_offset(), looked up before the process was stopped;
-// `known`: thread_pointers_by_lwp() read then too, used first (a thread in it costs no read).
+// `known`: thread_pointers_by_lwp() read then too, used first (a thread in it costs no read, and
+// a candidate in it is not read for another thread while its own is still there).
 void fill_thread_pointers(const cpython::Target& target, std::span<const uint64_t> candidates,
                           std::vector<cpython::NativeThread>& threads, std::optional<uint64_t> descriptor_offset,
                           const std::map<int64_t, uint64_t>& known = {});

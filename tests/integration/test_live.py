@@ -411,11 +411,14 @@ def stop_time_case(coreanalyze, interpreter, workdir):
 
 
 TRACED_STOP_RUNS = 5
+# Memory reads in one stop window: the warm pass's pages in one batch (IOV_MAX pages a call), and
+# a page or two the held pass finds new (the spinning thread's frames moved on).
+MAX_WINDOW_READS = 4
 
 
 def ptrace_windows(trace_text, pid):
     """The stop windows an strace -f -ttt log of coreanalyze shows, as (inner, outer, [files opened
-    inside]): inner from each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next
+    inside], memory reads inside): inner from each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next
     interrupt; outer from the setitimer that arms --max-stop's timer just before the interrupts to
     the first call after the last detach (setitimer or sched_setscheduler, as the stop is let go).
     coreanalyze's clock starts and stops between the two."""
@@ -432,7 +435,7 @@ def ptrace_windows(trace_text, pid):
         if call.startswith("ptrace(PTRACE_INTERRUPT"):
             if current is None or current["end"] is not None:
                 current = {"start": at, "armed": armed_at if armed_at is not None else at, "end": None,
-                           "released": None, "opened": []}
+                           "released": None, "opened": [], "reads": 0}
                 windows.append(current)
         elif call.startswith("ptrace(PTRACE_DETACH") and current is not None:
             current["end"] = at
@@ -440,19 +443,23 @@ def ptrace_windows(trace_text, pid):
             if current is not None and current["end"] is not None and current["released"] is None:
                 current["released"] = at
             armed_at = at
+        elif call.startswith("process_vm_readv(") and current is not None and current["end"] is None:
+            current["reads"] += 1
         elif call.startswith("openat(") and current is not None and current["end"] is None:
             path = call.split('"')[1] if '"' in call else call
             # Listing the threads again (threads started meanwhile) is the stop's own business.
             if path != "/proc/%d/task" % pid:
                 current["opened"].append(path)
-    return [((w["end"] - w["start"]) * 1000.0, ((w["released"] or w["end"]) - w["armed"]) * 1000.0, w["opened"])
-            for w in windows if w["end"] is not None]
+    return [((w["end"] - w["start"]) * 1000.0, ((w["released"] or w["end"]) - w["armed"]) * 1000.0, w["opened"],
+             w["reads"]) for w in windows if w["end"] is not None]
 
 
 def traced_stop_case(coreanalyze, interpreter, workdir):
     """(label, problems): live.stopped_ms and stops_ms against an outside trace of the ptrace calls
     (strace): one stop per window traced, each at least as long as its window and not much
-    longer, and no file opened while the process is held (the binaries are opened before)."""
+    longer, no file opened while the process is held (the binaries are opened before), and its
+    memory read there in a few batched calls, not page by page for each thread (MAX_WINDOW_READS;
+    an OS thread without Python once read every thread's pthread page there)."""
     if not shutil.which("strace"):
         return "stop windows traced", None
     ready = os.path.join(workdir, "stop_window.ready")
@@ -467,7 +474,8 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             return "stop windows traced", ["stop_window.py never got ready"]
         trace = os.path.join(workdir, "stop.trace")
         for _ in range(TRACED_STOP_RUNS):
-            result = subprocess.run(["strace", "-f", "-ttt", "-e", "trace=ptrace,openat,setitimer,sched_setscheduler",
+            result = subprocess.run(["strace", "-f", "-ttt", "-e",
+                                     "trace=ptrace,openat,setitimer,sched_setscheduler,process_vm_readv",
                                      "-o", trace,
                                      coreanalyze, "--pid", str(program.pid), "--json"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
@@ -484,7 +492,7 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             if len(stops) != len(windows):
                 problems.append("stops_ms %r, but strace saw %d stop windows" % (stops, len(windows)))
                 continue
-            for (inner_ms, outer_ms, opened), stop in zip(windows, stops):
+            for (inner_ms, outer_ms, opened, reads), stop in zip(windows, stops):
                 # coreanalyze's clock starts after arming the timer, before the first interrupt,
                 # and stops after the last detach returns, before letting go of the rest: the
                 # stop it reports lies between the two spans strace saw (timestamps to 1 us).
@@ -494,6 +502,9 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
                 if opened:
                     problems.append("opened %d file(s) while the process was stopped: %s"
                                     % (len(opened), ", ".join(opened[:3])))
+                if reads > MAX_WINDOW_READS:
+                    problems.append("%d process_vm_readv calls while the process was stopped (at most %d: "
+                                    "the pages kept are read again in batches)" % (reads, MAX_WINDOW_READS))
             if abs(live["stopped_ms"] - sum(stops)) > 0.01:
                 problems.append("stopped_ms %.3f is not the sum of stops_ms %r" % (live["stopped_ms"], stops))
             if abs(live["longest_stop_ms"] - max(stops)) > 0.01:

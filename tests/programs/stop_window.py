@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 """A process whose stop coreanalyze --pid must hold short (tests/integration/test_live.py's
 traced stop case): SLEEPERS threads asleep in time.sleep, which are read without being stopped,
-and the main thread spinning in Python, which must be stopped while the stacks are read.
+an OS thread that runs no Python (as OpenMP's and gloo's do: asleep in libc's sleep, started
+through pthread_create), and the main thread spinning in Python, which must be stopped while the
+stacks are read.
 
     python stop_window.py READY_FILE
 
@@ -10,6 +12,8 @@ import os
 import sys
 import threading
 import time
+
+import groundtruth
 
 SLEEPERS = 20
 
@@ -25,6 +29,7 @@ def main():
         threading.Thread(target=sleeper, args=(started,), daemon=True).start()
     for _ in range(SLEEPERS):
         started.acquire()
+    groundtruth.start_native_thread()  # without ctypes, the case runs without it
     with open(sys.argv[1] + ".tmp", "w") as out:
         out.write(str(os.getpid()))
     os.rename(sys.argv[1] + ".tmp", sys.argv[1])
