@@ -52,8 +52,9 @@ namespace {
 // heap object by object cost a tenth of a run on a torch rank's core (31 munmap calls, each a TLB
 // flush: 2-4 ms), which the kernel's exit does at once. The same trade as clang's -disable-free.
 // Only for what holds no outside state: a core, never a live process (its threads must be let go
-// by their destructors).
-[[noreturn]] void exit_leaving_teardown_to_kernel(int exit_code) {
+// by their destructors). Under AddressSanitizer the run returns as before, so that LeakSanitizer
+// still finds what a core's analysis leaks (scripts/test --sanitize).
+[[noreturn, maybe_unused]] void exit_leaving_teardown_to_kernel(int exit_code) {
   std::fflush(nullptr);
   std::_Exit(exit_code);
 }
@@ -266,7 +267,11 @@ int analyse_core(CommandLine& line) {
   if (exit_code == kExitTruncated && line.json)
     fmt::print(stderr, "coreanalyze: {}; because of it: no Python frame could be read\n",
                *(*target)->core().truncation());
+#if defined(__SANITIZE_ADDRESS__)
+  return exit_code;
+#else
   exit_leaving_teardown_to_kernel(exit_code);
+#endif
 }
 
 }  // namespace
