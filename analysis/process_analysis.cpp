@@ -161,8 +161,10 @@ void read_stacks(ProcessTarget& target, const Request& request, ProcessAnalysis&
     const cpython::Target* read = &target;
     if (!hold || !hold->timed_out()) {
       // --snapshot: what this pass and the details read is what the snapshot keeps.
-      if (request.record) analysis.recording = std::make_unique<cpython::RecordingTarget>(target);
-      if (request.record) read = analysis.recording.get();
+      if (request.record) {
+        analysis.recording = std::make_unique<cpython::RecordingTarget>(target);
+        read = analysis.recording.get();
+      }
       // A held process's threads are named once it is let go (AnalyzeOptions::name_threads).
       cpython::AnalyzeOptions options = request.analyze;
       options.name_threads = !hold;

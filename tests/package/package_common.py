@@ -84,15 +84,16 @@ class Chroot(object):
         return run(self.argv(args, mirrored))
 
 
-def coreanalyze_wrapper(chroot, coreanalyze, directory):
+def coreanalyze_wrapper(chroot, coreanalyze, directory, mirrored=()):
     """A script on this machine that runs the chroot's coreanalyze, with the paths of files inside
-    the chroot given as it sees them (run_scenarios passes this machine's paths)."""
+    the chroot given as it sees them (run_scenarios passes this machine's paths); `mirrored`: as
+    Chroot.argv's."""
     wrapper = os.path.join(directory, "coreanalyze-in-chroot")
     with open(wrapper, "w") as script:
         script.write('#!/bin/sh\nroot=%s\nfor a; do shift; case $a in "$root"/*) a=${a#"$root"};; '
                      'esac; set -- "$@" "$a"; done\nexec %s "$@"\n'
-                     % (chroot.root, " ".join("'%s'" % part
-                                              for part in chroot.argv([coreanalyze]))))
+                     % (chroot.root, " ".join(shlex.quote(part)
+                                              for part in chroot.argv([coreanalyze], mirrored))))
     os.chmod(wrapper, 0o755)
     return wrapper
 

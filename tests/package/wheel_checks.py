@@ -9,7 +9,6 @@ import io
 import json
 import os
 import pwd
-import shlex
 import shutil
 import tarfile
 import tempfile
@@ -162,12 +161,7 @@ class ChrootRunner(Runner):
         return run(self.chroot.argv(inner, mirrored=[self.cwd]))
 
     def program(self, path, directory):
-        wrapper = os.path.join(directory, os.path.basename(path) + "-in-chroot")
-        with open(wrapper, "w") as script:
-            script.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(
-                shlex.quote(part) for part in self.chroot.argv([path], mirrored=[self.cwd])))
-        os.chmod(wrapper, 0o755)
-        return wrapper
+        return coreanalyze_wrapper(self.chroot, path, directory, mirrored=[self.cwd])
 
 
 def tree(directory):
@@ -521,7 +515,6 @@ def check_wheel_bullseye(wheel, tarball, version, results):
         results.check("bullseye-gdb/" + label,
                       test_gdb_snapshots.check_output(result, truth, chroot.guest(core)))
     return None
-
 
 
 def check_wheel_bookworm_arm64(wheel, tarball, version, results):
