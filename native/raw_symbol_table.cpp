@@ -107,7 +107,12 @@ std::optional<RawSymbolTable> RawSymbolTable::read(Dwfl_Module* module, int coun
     GElf_Word symbol_section = 0;
     const char* name = dwfl_module_getsym_info(module, i, &symbol, &address, &symbol_section, nullptr, nullptr);
     const char* raw_name = table.name(i);
-    if (name == nullptr || raw_name == nullptr || std::strcmp(name, raw_name) != 0 ||
+    // The same table through the same Elf gives the very same pointer: no page of the string
+    // table is read for the proof then (a torch library's are spread over megabytes, and each
+    // sampled name would fault a page of it in). Another Elf of the file (the debug file's) is
+    // compared by content.
+    const bool same_name = name == raw_name || (name != nullptr && raw_name != nullptr && std::strcmp(name, raw_name) == 0);
+    if (name == nullptr || raw_name == nullptr || !same_name ||
         address != table.address(i) || symbol_section != raw.st_shndx || symbol.st_info != raw.st_info ||
         symbol.st_size != raw.st_size)
       return std::nullopt;

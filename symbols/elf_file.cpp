@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,11 @@ namespace hangpy::symbols {
 struct ElfFile::Handles {
   int fd = -1;
   std::vector<std::byte> buffer;  // backs `elf` for images built from memory
+  // open_by_segments: our own private mapping of the file, whose ELF header libelf reads with the
+  // section table taken out; `file_header` is what the file itself holds there.
+  void* mapping = nullptr;
+  size_t mapping_size = 0;
+  std::optional<Elf64_Ehdr> file_header;
   Elf* elf = nullptr;
 
   Handles() = default;
@@ -25,6 +31,7 @@ struct ElfFile::Handles {
   Handles& operator=(const Handles&) = delete;
   ~Handles() {
     if (elf != nullptr) elf_end(elf);  // before the fd or buffer it maps goes away
+    if (mapping != nullptr) ::munmap(mapping, mapping_size);
     if (fd >= 0) ::close(fd);
   }
 };
@@ -101,16 +108,17 @@ ElfFile::ElfFile(std::string path, std::unique_ptr<Handles> handles)
 
 ElfFile::~ElfFile() = default;
 
-Expected<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
-  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
-  auto handles = std::make_unique<Handles>();
-  handles->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (handles->fd < 0) {
+namespace {
+
+// The file opened for reading, checked to be a non-empty regular file; its size.
+Expected<size_t> open_regular_file(const std::string& path, int& fd) {
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return make_error(ErrorKind::kIo,
                       fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   }
   struct stat status {};
-  if (::fstat(handles->fd, &status) != 0) {
+  if (::fstat(fd, &status) != 0) {
     return make_error(ErrorKind::kIo,
                       fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
   }
@@ -120,11 +128,54 @@ Expected<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
   if (status.st_size == 0) {
     return make_error(ErrorKind::kInvalidInput, fmt::format("{} is an empty file", path));
   }
+  return static_cast<size_t>(status.st_size);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<ElfFile>> ElfFile::open(const std::string& path) {
+  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
+  auto handles = std::make_unique<Handles>();
+  if (auto size = open_regular_file(path, handles->fd); !size) return std::unexpected(size.error());
   handles->elf = elf_begin(handles->fd, ELF_C_READ_MMAP, nullptr);
   if (handles->elf == nullptr) {
     return make_error(ErrorKind::kIo, fmt::format("cannot map {}: {}", path, libelf_message()));
   }
   return finish_open(path, std::move(handles));
+}
+
+Expected<std::unique_ptr<ElfFile>> ElfFile::open_by_segments(const std::string& path) {
+  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
+  auto handles = std::make_unique<Handles>();
+  auto size = open_regular_file(path, handles->fd);
+  if (!size) return std::unexpected(size.error());
+  Elf64_Ehdr header{};
+  const bool by_segments =
+      *size >= sizeof header && ::pread(handles->fd, &header, sizeof header, 0) == sizeof header &&
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
+      header.e_phnum != 0 && header.e_phnum != PN_XNUM && header.e_shstrndx != SHN_XINDEX;
+  if (!by_segments) return open(path);
+  // Private and writable: the header page libelf reads becomes a copy of our own when patched;
+  // the file and the page cache stay as they are.
+  void* mapping = ::mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE, handles->fd, 0);
+  if (mapping == MAP_FAILED) {
+    return make_error(ErrorKind::kIo, fmt::format("cannot map {}: {}", path, std::strerror(errno)));
+  }
+  handles->mapping = mapping;
+  handles->mapping_size = *size;
+  handles->file_header = header;
+  header.e_shoff = 0;
+  header.e_shnum = 0;
+  header.e_shstrndx = SHN_UNDEF;
+  std::memcpy(mapping, &header, sizeof header);
+  handles->elf = elf_memory(static_cast<char*>(mapping), *size);
+  if (handles->elf == nullptr) {
+    return make_error(ErrorKind::kIo, fmt::format("cannot read {}: {}", path, libelf_message()));
+  }
+  auto file = finish_open(path, std::move(handles));
+  // Without a note segment, notes() reads the note sections, which only open() shows.
+  if (file && (*file)->notes_end() == 0) return open(path);
+  return file;
 }
 
 Expected<std::unique_ptr<ElfFile>> ElfFile::from_image(std::vector<std::byte> image,
@@ -540,6 +591,11 @@ Expected<void> ElfFile::read_file_offset(uint64_t offset, std::span<std::byte> o
                                   path_, out.size(), offset, image_.size()));
   }
   if (!out.empty()) std::memcpy(out.data(), image_.data() + offset, out.size());
+  // The file's own ELF header where open_by_segments showed libelf another.
+  if (const auto& header = handles_->file_header; header && offset < sizeof *header && !out.empty()) {
+    const size_t count = std::min<size_t>(out.size(), sizeof *header - offset);
+    std::memcpy(out.data(), reinterpret_cast<const std::byte*>(&*header) + offset, count);
+  }
   return {};
 }
 

@@ -52,6 +52,13 @@ class ElfFile {
   // kInvalidInput (empty file, not an ELF file, unreadable ELF header).
   static Expected<std::unique_ptr<ElfFile>> open(const std::string& path);
 
+  // A file read by its program headers alone (a core): libelf is not shown the section header
+  // table, so that it sets up nothing for each section (gdb's gcore writes one per segment, a
+  // thousand for a torch process: ~60 pages faulted in for nothing). Reads of the file's bytes
+  // give the file as it is. A file whose program header count lives in its section 0 (PN_XNUM)
+  // or that has no program headers is opened as open() does.
+  static Expected<std::unique_ptr<ElfFile>> open_by_segments(const std::string& path);
+
   // An ELF image held in memory, e.g. the first pages of a mapping read from a core. `name`
   // only labels messages. The image may be cut short; what lies past its end is simply absent.
   static Expected<std::unique_ptr<ElfFile>> from_image(std::vector<std::byte> image,

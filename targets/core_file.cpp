@@ -74,7 +74,7 @@ std::string bounded_string(const char* chars, size_t capacity) {
 }  // namespace
 
 Expected<std::unique_ptr<CoreFile>> CoreFile::open(const std::string& path) {
-  auto elf = symbols::ElfFile::open(path);
+  auto elf = symbols::ElfFile::open_by_segments(path);
   if (!elf) return std::unexpected(elf.error());
   // What the header says is checked against the file before anything is read through it: a
   // 32-bit core, or one cut inside its program header table, is told as that, not as a process

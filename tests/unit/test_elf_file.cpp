@@ -126,6 +126,33 @@ TEST_F(DebianPython, HeaderFields) {
   EXPECT_EQ(file_->load_segments().front().file_offset, 0u);
 }
 
+// A file read by its segments alone (as a core is) gives the same segments, notes and bytes as
+// open(), its own ELF header included, though libelf was shown one without a section table.
+TEST_F(DebianPython, OpenBySegmentsReadsSegmentsNotesAndTheFilesOwnHeader) {
+  auto by_segments = ElfFile::open_by_segments(kDebianPython);
+  ASSERT_TRUE(by_segments) << by_segments.error().describe();
+  const ElfFile& file = **by_segments;
+  EXPECT_EQ(file.type(), file_->type());
+  EXPECT_EQ(file.file_size(), file_->file_size());
+  ASSERT_EQ(file.load_segments().size(), file_->load_segments().size());
+  for (size_t i = 0; i < file.load_segments().size(); ++i) {
+    EXPECT_EQ(file.load_segments()[i].vaddr, file_->load_segments()[i].vaddr);
+    EXPECT_EQ(file.load_segments()[i].file_offset, file_->load_segments()[i].file_offset);
+  }
+  EXPECT_EQ(file.notes_end(), file_->notes_end());
+  EXPECT_EQ(file.build_id(), file_->build_id());
+  // No section table was shown to libelf: a section lookup finds nothing (open() finds .text).
+  EXPECT_TRUE(file_->section_address(".text"));
+  EXPECT_FALSE(file.section_address(".text"));
+  // Every read of the header's bytes, at any offset into it, gives the file's.
+  const auto bytes = read_whole(kDebianPython);
+  for (size_t offset : {size_t{0}, size_t{1}, size_t{40}, size_t{60}, size_t{63}}) {
+    std::array<std::byte, 96> mapped{};
+    ASSERT_TRUE(file.read_file_offset(offset, mapped));
+    EXPECT_EQ(std::memcmp(mapped.data(), bytes.data() + offset, mapped.size()), 0) << "offset " << offset;
+  }
+}
+
 TEST_F(DebianPython, BuildIdMatchesReadelf) {
   if (!have_readelf()) GTEST_SKIP() << "readelf is not installed";
   ASSERT_TRUE(file_->build_id());
@@ -371,6 +398,13 @@ TEST(ElfFileRobustness, TruncatedCopiesNeverCrash) {
       SCOPED_TRACE("cut to " + std::to_string(size) + " of " + std::to_string(bytes.size()) + " bytes");
       const std::string cut = dir.file("cut", std::span(bytes).first(size));
       auto file = ElfFile::open(cut);
+      // Read by its segments alone, the copy opens exactly when open() opens it, with its segments.
+      auto by_segments = ElfFile::open_by_segments(cut);
+      ASSERT_EQ(static_cast<bool>(by_segments), static_cast<bool>(file));
+      if (by_segments) {
+        EXPECT_EQ((*by_segments)->load_segments().size(), (*file)->load_segments().size());
+        exercise(**by_segments);
+      }
       if (size < sizeof(Elf64_Ehdr)) {
         // Not even the ELF header: refused (libelf will not map it, or it is no ELF file), in one
         // line that names the file.
