@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -26,6 +27,13 @@ class AddressSpace {
   virtual Expected<void> read_c_string_chunk(uint64_t address, std::span<std::byte> out) const {
     return read(address, out);
   }
+  // Which thread the reads that follow are made for (the stack walker names the thread whose
+  // frames it walks; nullopt: no one thread's, such as the interpreter's list of threads): its OS
+  // thread id, or where its thread state keeps none (before 3.11) its thread id (pthread_self()).
+  // A live process's memory notes it per page, so that the pages read only for threads asleep in
+  // the kernel are read anew before the stop rather than in it (live_target.h); other memories
+  // ignore it.
+  virtual void attribute_reads(std::optional<uint64_t> thread) const { (void)thread; }
 };
 
 // Reads a trivially copyable value of the target's (little-endian, LP64) representation.

@@ -146,7 +146,11 @@ void fill_lwps_from_thread_pointers(const Target& target, const std::vector<Nati
       continue;
     }
     if (thread.thread_id == 0) continue;
+    // The thread's own struct pthread, read for it alone (a live read refreshes it before the stop
+    // when the thread sleeps: AddressSpace::attribute_reads).
+    target.memory().attribute_reads(thread.thread_id);
     auto tid = tid_in_pthread(thread.thread_id);
+    target.memory().attribute_reads(std::nullopt);
     if (!tid) continue;
     // glibc keeps the id of the thread's own namespace: a container's, read from the host.
     if (auto host = by_namespace_id.find(*tid); host != by_namespace_id.end() && host->second != *tid) {

@@ -108,6 +108,14 @@ PythonThread StackWalker::walk_thread(uint64_t thread_state, int64_t interpreter
     if (auto lwp = read_field<uint64_t>(memory_, thread_state, t.native_thread_id))
       thread.native_thread_id = *lwp;
   }
+  // From here on the reads are this thread's own (its frames, its C stack's frame pointer, their
+  // code); the thread state itself was read with the list of threads, which every thread shares.
+  struct Attribution {
+    const AddressSpace& memory;
+    ~Attribution() { memory.attribute_reads(std::nullopt); }
+  } attribution{memory_};
+  memory_.attribute_reads(thread.native_thread_id ? thread.native_thread_id
+                                                  : thread.thread_id != 0 ? std::optional(thread.thread_id) : std::nullopt);
 
   auto frame = innermost_frame(thread_state);
   if (!frame) {

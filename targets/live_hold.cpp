@@ -146,6 +146,7 @@ void LiveTarget::prepare_hold(const cpython::ProcessStacks& first, bool stop_eve
   // The pages of the stacks: what the hold reads anew. The details' are read after the release:
   // reading them while held too would lengthen it by as many pages again.
   const std::vector<uint64_t> stack_pages = kept_pages();
+  stop_noting_readers();
   state.pthread_offset = pthread_tid_offset(*this, known);
   read_details();
   state.thread_pointer_of_lwp = thread_pointers_by_lwp(*this, state.thread_pointers, state.pthread_offset);
@@ -155,8 +156,16 @@ void LiveTarget::prepare_hold(const cpython::ProcessStacks& first, bool stop_eve
 std::expected<std::unique_ptr<analysis::Hold>, analysis::HoldFailure> LiveTarget::hold(
     const analysis::HoldOptions& options) {
   HoldState& state = *hold_state_;
+  // The pages read for threads left asleep alone are read anew before the stop, the rest in it.
+  // The walk named each thread by its LWP, or before 3.11 by its pthread_t (attribute_reads).
+  auto read_for_asleep = [this, &state](const std::set<int64_t>& asleep) {
+    std::set<int64_t> names = asleep;
+    for (const auto& [lwp, pthread] : state.thread_pointer_of_lwp)
+      if (asleep.contains(lwp)) names.insert(static_cast<int64_t>(pthread));
+    refresh_memory_read_for(names);
+  };
   auto stop = StoppedProcess::stop(static_cast<int>(process().pid), options.max_stop, state.without_python,
-                                   options.realtime);
+                                   options.realtime, read_for_asleep);
   if (!stop) return std::unexpected(stop.error());
   std::unique_ptr<StoppedProcess> stopped = std::move(*stop);
   state.held = true;

@@ -107,6 +107,7 @@ class LiveMemory final : public cpython::AddressSpace {
       const uint64_t at = address + done;
       if (at < address) return make_error(ErrorKind::kUnmapped, "address past 2^64", at);
       const uint64_t page = symbols::align_down(at, page_size_);
+      if (noting_readers_) note_reader(page);
       const std::vector<std::byte>* bytes =
           last_page_ != nullptr && last_page_address_ == page ? last_page_ : page_at(page);
       if (bytes == nullptr) {
@@ -121,22 +122,151 @@ class LiveMemory final : public cpython::AddressSpace {
     return {};
   }
 
+  void attribute_reads(std::optional<uint64_t> thread) const override {
+    std::lock_guard lock(mutex_);
+    reader_ = thread ? static_cast<int64_t>(*thread) : kNoOneThread;
+  }
+
+  // From here on no page is noted as read for a thread (the warm pass's details are no stack's).
+  void stop_noting_readers() {
+    std::lock_guard lock(mutex_);
+    noting_readers_ = false;
+  }
+
+  // The mappings the process could not write when it was opened (/proc/PID/maps), sorted: the
+  // ELF headers of its ~300 libraries, which the module table reads, do not change.
+  void set_unwritable(std::vector<std::pair<uint64_t, uint64_t>> ranges) {
+    std::lock_guard lock(mutex_);
+    unwritable_ = std::move(ranges);
+    std::sort(unwritable_.begin(), unwritable_.end());
+  }
+
+  // Reads again, as refresh() does, before the process is stopped, the pages kept that the stop
+  // need not read: those read for threads in `asleep` alone (attribute_reads; a thread asleep in
+  // the kernel does not change its stack, and the stop checks after its release that none of
+  // them ran since it was found asleep: process_stop.h's moved()), and those of mappings the
+  // process cannot write. refresh() then reads the others.
+  void refresh_read_for(const std::set<int64_t>& asleep) {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    std::vector<uint64_t> asleep_bits;
+    for (int64_t lwp : asleep) {
+      auto bit = reader_bits_.find(lwp);
+      if (bit == reader_bits_.end()) continue;
+      if (asleep_bits.size() <= bit->second / 64) asleep_bits.resize(bit->second / 64 + 1);
+      asleep_bits[bit->second / 64] |= uint64_t{1} << (bit->second % 64);
+    }
+    std::vector<uint64_t> addresses;
+    for (const auto& [address, bytes] : pages_) {
+      auto readers = readers_.find(address);
+      if (bytes && (unwritable(address) || (readers != readers_.end() && read_only_for(readers->second, asleep_bits))))
+        addresses.push_back(address);
+    }
+    refresh_pages(addresses);
+    read_early_.insert(addresses.begin(), addresses.end());
+  }
+
   // Reads every page kept again, as the process has it now, in a few system calls (up to
   // IOV_MAX pages each): when a first pass ran with the process running, the pass that follows
   // in the stopped window then finds the pages it needs in place. Pages that cannot be read now
-  // are dropped, as are the unreadable ones kept (they are tried again on demand).
+  // are dropped, as are the unreadable ones kept (they are tried again on demand). The pages
+  // refresh_read_for() read since the last refresh() are left as it read them.
   void refresh() {
     std::lock_guard lock(mutex_);
     last_page_ = nullptr;
     std::vector<uint64_t> addresses;
     for (auto it = pages_.begin(); it != pages_.end();) {
       if (it->second) {
-        addresses.push_back(it->first);
+        if (!read_early_.contains(it->first)) addresses.push_back(it->first);
         ++it;
       } else {
         it = pages_.erase(it);
       }
     }
+    read_early_.clear();
+    refresh_pages(addresses);
+  }
+
+  void forget() {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    pages_.clear();
+    readers_.clear();
+    reader_bits_.clear();
+    read_early_.clear();
+    noting_readers_ = true;  // a fresh start: the next pass is a warm one again
+  }
+
+  std::vector<uint64_t> kept() const {
+    std::lock_guard lock(mutex_);
+    std::vector<uint64_t> addresses;
+    addresses.reserve(pages_.size());
+    for (const auto& [address, bytes] : pages_)
+      if (bytes) addresses.push_back(address);
+    return addresses;
+  }
+
+  void keep_only(const std::vector<uint64_t>& addresses) {
+    std::lock_guard lock(mutex_);
+    last_page_ = nullptr;
+    const std::unordered_set<uint64_t> wanted(addresses.begin(), addresses.end());
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      if (wanted.contains(it->first)) ++it;
+      else it = pages_.erase(it);
+    }
+    std::erase_if(readers_, [&](const auto& entry) { return !wanted.contains(entry.first); });
+  }
+
+ private:
+  // A page's readers: the threads it was read for, one bit each (by their order in reader_bits_:
+  // the code of a thread pool's function is read for every thread of the pool), or anyone (read
+  // for no one thread, or for more threads than kMaxReaders).
+  struct Readers {
+    bool anyone = false;
+    std::vector<uint64_t> bits;
+  };
+  static constexpr int64_t kNoOneThread = -1;
+  static constexpr size_t kMaxReaders = 1 << 14;
+
+  void note_reader(uint64_t page) const {
+    if (page == last_noted_page_ && reader_ == last_noted_reader_) return;
+    last_noted_page_ = page;
+    last_noted_reader_ = reader_;
+    Readers& readers = readers_[page];
+    if (readers.anyone) return;
+    const size_t bit = reader_ == kNoOneThread ? kMaxReaders : reader_bit(reader_);
+    if (bit >= kMaxReaders) {
+      readers.anyone = true;
+      readers.bits.clear();
+      return;
+    }
+    if (readers.bits.size() <= bit / 64) readers.bits.resize(bit / 64 + 1);
+    readers.bits[bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+
+  bool unwritable(uint64_t page) const {
+    auto after = std::upper_bound(unwritable_.begin(), unwritable_.end(), std::make_pair(page, ~uint64_t{0}));
+    return after != unwritable_.begin() && page < std::prev(after)->second;
+  }
+
+  // The thread's bit among the readers; kMaxReaders past the last one given.
+  size_t reader_bit(int64_t lwp) const {
+    auto [it, inserted] = reader_bits_.try_emplace(lwp, reader_bits_.size());
+    return it->second;
+  }
+
+  // Whether every thread the page was read for is in `asleep_bits` (reader_bit's numbering).
+  static bool read_only_for(const Readers& readers, const std::vector<uint64_t>& asleep_bits) {
+    if (readers.anyone || readers.bits.empty()) return false;
+    for (size_t word = 0; word < readers.bits.size(); ++word) {
+      const uint64_t asleep = word < asleep_bits.size() ? asleep_bits[word] : 0;
+      if ((readers.bits[word] & ~asleep) != 0) return false;
+    }
+    return true;
+  }
+
+  // Reads `addresses` (kept pages) anew; drops those that cannot be read now. mutex_ held.
+  void refresh_pages(const std::vector<uint64_t>& addresses) {
     constexpr size_t kBatch = IOV_MAX;
     std::vector<iovec> local, remote;
     for (size_t first = 0; first < addresses.size();) {
@@ -159,32 +289,6 @@ class LiveMemory final : public cpython::AddressSpace {
     }
   }
 
-  void forget() {
-    std::lock_guard lock(mutex_);
-    last_page_ = nullptr;
-    pages_.clear();
-  }
-
-  std::vector<uint64_t> kept() const {
-    std::lock_guard lock(mutex_);
-    std::vector<uint64_t> addresses;
-    addresses.reserve(pages_.size());
-    for (const auto& [address, bytes] : pages_)
-      if (bytes) addresses.push_back(address);
-    return addresses;
-  }
-
-  void keep_only(const std::vector<uint64_t>& addresses) {
-    std::lock_guard lock(mutex_);
-    last_page_ = nullptr;
-    const std::unordered_set<uint64_t> wanted(addresses.begin(), addresses.end());
-    for (auto it = pages_.begin(); it != pages_.end();) {
-      if (wanted.contains(it->first)) ++it;
-      else it = pages_.erase(it);
-    }
-  }
-
- private:
   // The page at `page`, read on first need; nullptr when the process does not map it (or the
   // kernel refuses it). Past kMaxKeptPages the pages are read again each time.
   const std::vector<std::byte>* page_at(uint64_t page) const {
@@ -228,6 +332,16 @@ class LiveMemory final : public cpython::AddressSpace {
   const uint64_t page_size_;
   const int mem_fd_;
   mutable std::unordered_map<uint64_t, std::optional<std::vector<std::byte>>> pages_;
+  // Whom each page was read for while noting (attribute_reads), and the pages refresh_read_for()
+  // read since the last refresh().
+  mutable std::unordered_map<uint64_t, Readers> readers_;
+  mutable std::unordered_map<int64_t, size_t> reader_bits_;
+  std::vector<std::pair<uint64_t, uint64_t>> unwritable_;
+  std::unordered_set<uint64_t> read_early_;
+  mutable bool noting_readers_ = true;
+  mutable int64_t reader_ = kNoOneThread;
+  mutable uint64_t last_noted_page_ = ~uint64_t{0};
+  mutable int64_t last_noted_reader_ = kNoOneThread;
   // The page the last read ended in: most reads are a few bytes from the one before.
   mutable uint64_t last_page_address_ = 0;
   mutable const std::vector<std::byte>* last_page_ = nullptr;
@@ -292,6 +406,10 @@ class LiveTargetImpl final : public LiveTarget {
         memory_(pid, page_size_, mem_fd),
         resolver_(fmt::format("/proc/{}/root", pid), {}),
         namespaced_(in_other_pid_namespace(pid)) {
+    std::vector<std::pair<uint64_t, uint64_t>> unwritable;
+    for (const MapsLine& line : maps_)
+      if (line.permissions.find('w') == std::string::npos) unwritable.emplace_back(line.start, line.end);
+    memory_.set_unwritable(std::move(unwritable));
     collect_modules();
     fill_process_info();
     find_executable();
@@ -309,6 +427,8 @@ class LiveTargetImpl final : public LiveTarget {
   }
   void forget_memory() override { memory_.forget(); }
   void refresh_memory() override { memory_.refresh(); }
+  void refresh_memory_read_for(const std::set<int64_t>& asleep) override { memory_.refresh_read_for(asleep); }
+  void stop_noting_readers() override { memory_.stop_noting_readers(); }
   std::vector<uint64_t> kept_pages() const override { return memory_.kept(); }
   void keep_only(const std::vector<uint64_t>& pages) override { memory_.keep_only(pages); }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,16 @@ class LiveTarget : public analysis::ProcessTarget {
   virtual void set_registers(std::vector<cpython::NativeThread> threads) = 0;
   // Drops the memory read so far (kept by page): what is read next is the process's memory now.
   virtual void forget_memory() = 0;
-  // Reads again every page kept, in a few system calls, as the process has it now.
+  // Reads again every page kept, in a few system calls, as the process has it now (but those
+  // refresh_memory_read_for() read since the last refresh_memory()).
   virtual void refresh_memory() = 0;
+  // Reads again, before a stop, the pages kept that the stack walk read for threads in `asleep`
+  // alone (AddressSpace::attribute_reads: by LWP or pthread_t), threads left asleep in their
+  // system calls, which the stop checks did not run meanwhile; and those of mappings the process
+  // could not write.
+  virtual void refresh_memory_read_for(const std::set<int64_t>& asleep) = 0;
+  // From here on the pages read are noted as no one thread's (the warm pass's details).
+  virtual void stop_noting_readers() = 0;
   // The pages kept now (their addresses), and dropping every page but those: a first pass keeps
   // only what the stack walk read, so that the stopped window reads no more than that anew.
   virtual std::vector<uint64_t> kept_pages() const = 0;

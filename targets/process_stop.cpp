@@ -121,12 +121,13 @@ std::optional<MachineRegisters> read_registers(pid_t tid) {
 LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
                                                                    std::chrono::milliseconds limit,
                                                                    const std::set<int64_t>& leave_running,
-                                                                   bool realtime) {
+                                                                   bool realtime,
+                                                                   const BeforeInterrupt& before_interrupt) {
   std::unique_ptr<StoppedProcess> process(new StoppedProcess(pid, limit, realtime));
   g_timed_out = 0;
   g_traced_count = 0;
   install_handlers();
-  if (auto stopped = process->stop_all(limit, leave_running); !stopped) {
+  if (auto stopped = process->stop_all(limit, leave_running, before_interrupt); !stopped) {
     process->release();
     return std::unexpected(stopped.error());
   }
@@ -136,7 +137,8 @@ LiveExpected<std::unique_ptr<StoppedProcess>> StoppedProcess::stop(int pid,
 // Seizes every thread first (which does not stop it), then interrupts them all and waits for
 // each stop, so that the stopped time covers only the interrupts, the waits and what follows.
 LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
-                                            const std::set<int64_t>& leave_running) {
+                                            const std::set<int64_t>& leave_running,
+                                            const BeforeInterrupt& before_interrupt) {
   std::set<pid_t> seen;
   bool first_round = true;
   bool timer_armed = false;
@@ -174,6 +176,11 @@ LiveExpected<void> StoppedProcess::stop_all(std::chrono::milliseconds limit,
         return std::unexpected(describe_access_failure(pid_, error, "stop"));
       }
       seized.push_back(tid);
+    }
+    if (first_round && before_interrupt) {
+      std::set<int64_t> asleep;
+      for (const BlockedThread& thread : left_in_syscall_) asleep.insert(thread.registers.lwp);
+      before_interrupt(asleep);
     }
     first_round = false;
     if (!timer_armed && !seized.empty()) {

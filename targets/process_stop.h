@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <vector>
@@ -33,11 +34,16 @@ class StoppedProcess {
   // them, and a training rank's OpenMP pool spinning at a look would otherwise lengthen its stop.
   // A thread not named there and not asleep in a system call (one started since) is stopped.
   // `realtime`: the calling thread runs SCHED_FIFO from the first interrupt to release(), where
-  // permitted (reader_priority.h).
+  // permitted (reader_priority.h). `before_interrupt`, when set, is called once every thread
+  // listed first is told asleep or not and before any is interrupted, with the LWPs of those
+  // left asleep in their system calls: what is read for them alone can be read then, outside the
+  // stop (moved() still tells whether one of them ran since it was found asleep).
+  using BeforeInterrupt = std::function<void(const std::set<int64_t>& asleep)>;
   static LiveExpected<std::unique_ptr<StoppedProcess>> stop(int pid,
                                                             std::chrono::milliseconds limit,
                                                             const std::set<int64_t>& leave_running = {},
-                                                            bool realtime = true);
+                                                            bool realtime = true,
+                                                            const BeforeInterrupt& before_interrupt = {});
   ~StoppedProcess();
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
@@ -80,7 +86,8 @@ class StoppedProcess {
  private:
   StoppedProcess(int pid, std::chrono::milliseconds limit, bool realtime)
       : pid_(pid), limit_(limit), realtime_(realtime) {}
-  LiveExpected<void> stop_all(std::chrono::milliseconds limit, const std::set<int64_t>& leave_running);
+  LiveExpected<void> stop_all(std::chrono::milliseconds limit, const std::set<int64_t>& leave_running,
+                              const BeforeInterrupt& before_interrupt);
   void leave_in_syscall(BlockedThread thread);
 
   const int pid_;

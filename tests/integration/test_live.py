@@ -416,13 +416,20 @@ TRACED_STOP_RUNS = 5
 MAX_WINDOW_READS = 4
 
 
+def pages_read(call):
+    """The whole pages a process_vm_readv line of strace says were read (its return value)."""
+    result = call.rsplit("=", 1)[-1].strip().split()[0] if "=" in call else ""
+    return int(result) // 4096 if result.isdigit() else 0
+
+
 def ptrace_windows(trace_text, pid):
     """The stop windows an strace -f -ttt log of coreanalyze shows, as (inner, outer, [files opened
-    inside], memory reads inside): inner from each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next
-    interrupt; outer from the setitimer that arms --max-stop's timer just before the interrupts to
-    the first call after the last detach (setitimer or sched_setscheduler, as the stop is let go).
-    coreanalyze's clock starts and stops between the two."""
-    windows, current, armed_at = [], None, None
+    inside], memory reads inside, pages read inside, pages of the last read before it): inner from
+    each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next interrupt; outer from the
+    setitimer that arms --max-stop's timer just before the interrupts to the first call after the
+    last detach (setitimer or sched_setscheduler, as the stop is let go). coreanalyze's clock
+    starts and stops between the two."""
+    windows, current, armed_at, last_read_pages = [], None, None, 0
     for line in trace_text.splitlines():
         fields = line.split(None, 2)
         if len(fields) < 3:
@@ -435,7 +442,7 @@ def ptrace_windows(trace_text, pid):
         if call.startswith("ptrace(PTRACE_INTERRUPT"):
             if current is None or current["end"] is not None:
                 current = {"start": at, "armed": armed_at if armed_at is not None else at, "end": None,
-                           "released": None, "opened": [], "reads": 0}
+                           "released": None, "opened": [], "reads": 0, "pages": 0, "before": last_read_pages}
                 windows.append(current)
         elif call.startswith("ptrace(PTRACE_DETACH") and current is not None:
             current["end"] = at
@@ -445,13 +452,16 @@ def ptrace_windows(trace_text, pid):
             armed_at = at
         elif call.startswith("process_vm_readv(") and current is not None and current["end"] is None:
             current["reads"] += 1
+            current["pages"] += pages_read(call)
+        elif call.startswith("process_vm_readv("):
+            last_read_pages = pages_read(call)
         elif call.startswith("openat(") and current is not None and current["end"] is None:
             path = call.split('"')[1] if '"' in call else call
             # Listing the threads again (threads started meanwhile) is the stop's own business.
             if path != "/proc/%d/task" % pid:
                 current["opened"].append(path)
     return [((w["end"] - w["start"]) * 1000.0, ((w["released"] or w["end"]) - w["armed"]) * 1000.0, w["opened"],
-             w["reads"]) for w in windows if w["end"] is not None]
+             w["reads"], w["pages"], w["before"]) for w in windows if w["end"] is not None]
 
 
 def traced_stop_case(coreanalyze, interpreter, workdir):
@@ -459,7 +469,9 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
     (strace): one stop per window traced, each at least as long as its window and not much
     longer, no file opened while the process is held (the binaries are opened before), and its
     memory read there in a few batched calls, not page by page for each thread (MAX_WINDOW_READS;
-    an OS thread without Python once read every thread's pthread page there)."""
+    an OS thread without Python once read every thread's pthread page there), and fewer pages
+    there than just before it: the pages read for the threads asleep in the kernel alone (and
+    those of mappings the process cannot write) are read anew before the stop, not in it."""
     if not shutil.which("strace"):
         return "stop windows traced", None
     ready = os.path.join(workdir, "stop_window.ready")
@@ -492,7 +504,7 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             if len(stops) != len(windows):
                 problems.append("stops_ms %r, but strace saw %d stop windows" % (stops, len(windows)))
                 continue
-            for (inner_ms, outer_ms, opened, reads), stop in zip(windows, stops):
+            for (inner_ms, outer_ms, opened, reads, pages, before), stop in zip(windows, stops):
                 # coreanalyze's clock starts after arming the timer, before the first interrupt,
                 # and stops after the last detach returns, before letting go of the rest: the
                 # stop it reports lies between the two spans strace saw (timestamps to 1 us).
@@ -505,6 +517,12 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
                 if reads > MAX_WINDOW_READS:
                     problems.append("%d process_vm_readv calls while the process was stopped (at most %d: "
                                     "the pages kept are read again in batches)" % (reads, MAX_WINDOW_READS))
+                # SLEEPERS threads asleep in time.sleep, one spinning: most of what the walk reads
+                # is the sleepers' frames and code, read before the stop.
+                if pages >= before:
+                    problems.append("%d pages read while the process was stopped, %d in the read just before "
+                                    "the stop: the sleeping threads' pages are to be read before it"
+                                    % (pages, before))
             if abs(live["stopped_ms"] - sum(stops)) > 0.01:
                 problems.append("stopped_ms %.3f is not the sum of stops_ms %r" % (live["stopped_ms"], stops))
             if abs(live["longest_stop_ms"] - max(stops)) > 0.01:
