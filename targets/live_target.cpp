@@ -163,7 +163,8 @@ class LiveMemory final : public cpython::AddressSpace {
         addresses.push_back(address);
     }
     refresh_pages(addresses);
-    read_early_.insert(addresses.begin(), addresses.end());
+    // Those of an earlier hold that never reached refresh() (one past its limit) are not kept.
+    read_early_ = std::unordered_set<uint64_t>(addresses.begin(), addresses.end());
   }
 
   // Reads every page kept again, as the process has it now, in a few system calls (up to
