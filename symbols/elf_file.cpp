@@ -155,14 +155,16 @@ Expected<std::unique_ptr<ElfFile>> ElfFile::open_by_segments(const std::string& 
       std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
       header.e_phnum != 0 && header.e_phnum != PN_XNUM && header.e_shstrndx != SHN_XINDEX;
   if (!by_segments) return open(path);
-  // Private and writable: the header page libelf reads becomes a copy of our own when patched;
-  // the file and the page cache stay as they are.
-  void* mapping = ::mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE, handles->fd, 0);
-  if (mapping == MAP_FAILED) {
-    return make_error(ErrorKind::kIo, fmt::format("cannot map {}: {}", path, std::strerror(errno)));
-  }
+  // Private and read-only, but for the header's page, made writable alone so that patching it
+  // makes a copy of our own (the file and the page cache stay as they are) and only that page
+  // is charged to the machine's commit limit (a writable mapping of a 50 GB core would be, whole,
+  // where overcommit is strict). Where either is refused, the file is opened as open() does.
+  void* mapping = ::mmap(nullptr, *size, PROT_READ, MAP_PRIVATE, handles->fd, 0);
+  if (mapping == MAP_FAILED) return open(path);
   handles->mapping = mapping;
   handles->mapping_size = *size;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (::mprotect(mapping, std::min(*size, page), PROT_READ | PROT_WRITE) != 0) return open(path);
   handles->file_header = header;
   header.e_shoff = 0;
   header.e_shnum = 0;
