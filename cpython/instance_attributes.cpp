@@ -136,6 +136,44 @@ Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view n
   return 0;
 }
 
+Expected<std::vector<uint64_t>> InstanceAttributes::get_each(uint64_t instance,
+                                                             std::span<const std::string_view> names) const {
+  auto where = storage(instance);
+  if (!where) return std::unexpected(where.error());
+  std::vector<uint64_t> found(names.size(), 0);
+  if (where->dict == 0 && where->values == 0) return found;
+  auto items = where->dict != 0 ? containers_.dict_items(where->dict)
+                                : values_items(where->type, where->values, kMaxContainerItems);
+  if (!items) return std::unexpected(items.error());
+  // As get() per name: the first key equal to it, in the same order; a key unreadable as a
+  // str matches none.
+  std::vector<bool> matched(names.size(), false);
+  for (const auto& [key, value] : *items) {
+    if (where->dict != 0) {
+      // A key can equal only the first of equal names: get() of each would find each there.
+      for (size_t from = 0; from < names.size();) {
+        auto which = objects_.string_among(key, names.subspan(from));
+        if (!which || !*which) break;
+        const size_t i = from + **which;
+        if (!matched[i]) {
+          matched[i] = true;
+          found[i] = value;
+        }
+        from = i + 1;
+      }
+      continue;
+    }
+    auto text = objects_.read_string(key);
+    if (!text) continue;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (matched[i] || *text != names[i]) continue;
+      matched[i] = true;
+      found[i] = value;
+    }
+  }
+  return found;
+}
+
 Expected<std::vector<std::pair<uint64_t, uint64_t>>> InstanceAttributes::items(uint64_t instance,
                                                                                size_t cap) const {
   auto where = storage(instance);

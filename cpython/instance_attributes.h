@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -18,6 +19,8 @@ class InstanceAttributes {
 
   // The attribute's object, or 0 when the instance has no such attribute in its __dict__.
   Expected<uint64_t> get(uint64_t instance, std::string_view name) const;
+  // get() of each name, the instance's attributes read once: [i] is names[i]'s object or 0.
+  Expected<std::vector<uint64_t>> get_each(uint64_t instance, std::span<const std::string_view> names) const;
   // The value of a __slots__ attribute (kept in the object at the offset its class's member
   // table gives, this class's or a base's), or 0 when unset or when there is no such slot.
   Expected<uint64_t> slot(uint64_t instance, std::string_view name) const;

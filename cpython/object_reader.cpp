@@ -142,17 +142,37 @@ Expected<std::string> ObjectReader::read_string_up_to(uint64_t object, size_t ma
 }
 
 Expected<bool> ObjectReader::string_equals(uint64_t object, std::string_view text) const {
+  auto which = string_among(object, std::span<const std::string_view>(&text, 1));
+  if (!which) return std::unexpected(which.error());
+  return which->has_value();
+}
+
+Expected<std::optional<size_t>> ObjectReader::string_among(uint64_t object,
+                                                          std::span<const std::string_view> texts) const {
   if (object == 0) return make_error(ErrorKind::kCorrupt, "null str pointer");
-  const bool ascii = std::all_of(text.begin(), text.end(), [](char c) { return (c & 0x80) == 0; });
-  if (ascii && text.size() < kMaxStringCodePoints) {
-    // Code points (PEP 393) or bytes (Python 2): either way an ASCII text's length.
-    auto length = read_value<int64_t>(memory_, object + layout_.string.length);
-    if (!length) return std::unexpected(length.error());
-    if (*length != static_cast<int64_t>(text.size())) return false;
+  // A str's length (code points, or Python 2's bytes) is an ASCII text's own: compared first, it
+  // spares reading the characters of keys that differ.
+  auto length_tells = [](std::string_view text) {
+    return text.size() < kMaxStringCodePoints &&
+           std::all_of(text.begin(), text.end(), [](char c) { return (c & 0x80) == 0; });
+  };
+  std::optional<int64_t> length;
+  if (std::any_of(texts.begin(), texts.end(), length_tells)) {
+    auto read = read_value<int64_t>(memory_, object + layout_.string.length);
+    if (!read) return std::unexpected(read.error());
+    length = *read;
   }
-  auto read = read_string(object);
-  if (!read) return std::unexpected(read.error());
-  return *read == text;
+  std::optional<std::string> characters;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (length_tells(texts[i]) && *length != static_cast<int64_t>(texts[i].size())) continue;
+    if (!characters) {
+      auto read = read_string(object);
+      if (!read) return std::unexpected(read.error());
+      characters = std::move(*read);
+    }
+    if (*characters == texts[i]) return i;
+  }
+  return std::nullopt;
 }
 
 Expected<std::string> ObjectReader::read_pep393_string(uint64_t object, size_t max_code_points,

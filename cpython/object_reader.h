@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +43,10 @@ class ObjectReader {
   // Whether a str is `text` (ASCII): its length is compared before its characters are read, so a
   // dict lookup by name reads little of the keys that differ.
   Expected<bool> string_equals(uint64_t object, std::string_view text) const;
+  // Which of `texts` a str is (the first equal one), as string_equals would tell of each, but
+  // its length read once and its characters at most once: an instance's attributes are matched
+  // against several names in one pass over its __dict__.
+  Expected<std::optional<size_t>> string_among(uint64_t object, std::span<const std::string_view> texts) const;
   // A Python 2 `unicode` as UTF-8 (UCS-2 or UCS-4 per string.python2_unicode_width), cut like
   // read_string; kUnsupported where the width is not known.
   Expected<std::string> read_python2_unicode(uint64_t object) const;

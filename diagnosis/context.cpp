@@ -7,6 +7,16 @@ namespace hangpy::diagnosis::detail {
 
 using cpython::kAbsent;
 
+const std::vector<LockState>& candidate_locks(const Context& context) {
+  if (context.candidates) return *context.candidates;
+  if (context.memo != nullptr && context.memo->candidate_locks) return *(context.candidates = *context.memo->candidate_locks);
+  std::vector<LockState>& read = context.candidates.emplace();
+  for (uint64_t object : context.locks.candidate_locks(context.stacks.threads))
+    if (auto state = context.locks.read(object)) read.push_back(*state);
+  if (context.memo != nullptr) context.memo->candidate_locks = read;
+  return read;
+}
+
 std::optional<size_t> thread_by_ident(const Context& context, uint64_t ident) {
   for (size_t i = 0; i < context.stacks.threads.size(); ++i)
     if (context.stacks.threads[i].thread_id == ident) return i;

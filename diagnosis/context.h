@@ -36,13 +36,20 @@ struct Context {
   std::unordered_map<int64_t, const cpython::NativeThread*> os_threads;  // by LWP
   const NativeStacks* native;
   std::function<std::optional<std::string>(uint64_t)> function_at;
-  std::vector<LockState> candidates;
+  // The locks every thread's frames and modules reach, read on the first question about a futex
+  // (candidate_locks()): a process whose futex waits all have other explanations (a torch rank's
+  // collectives) never reads them, and they were a tenth of its default run.
+  DiagnosisMemo* memo = nullptr;
+  mutable std::optional<std::vector<LockState>> candidates;
   std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
   std::unordered_map<uint64_t, uint64_t> thread_objects;  // threading's Thread objects by ident
   bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
 };
 
 std::optional<size_t> thread_by_ident(const Context& context, uint64_t ident);
+
+// The candidate locks (Context::candidates), read and kept in the memo on first use.
+const std::vector<LockState>& candidate_locks(const Context& context);
 
 std::optional<size_t> thread_by_lwp(const Context& context, int64_t lwp);
 

@@ -101,7 +101,7 @@ void set_lock_wait(const Context& context, const LockState& lock, BlockedOn& blo
 }
 
 const LockState* lock_waited_at(const Context& context, uint64_t futex_address) {
-  for (const LockState& lock : context.candidates)
+  for (const LockState& lock : candidate_locks(context))
     if (context.locks.waited_on_at(lock, futex_address)) return &lock;
   return nullptr;
 }
@@ -489,20 +489,15 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
                       std::any_of(stacks.threads.begin(), stacks.threads.end(),
                                   [](const PythonThread& t) { return t.holds_gil; });
   result.no_gil = stacks.gil_disabled;
-  if (input.memo != nullptr && input.memo->candidate_locks) {
-    context.candidates = *input.memo->candidate_locks;
-  } else {
-    for (uint64_t object : context.locks.candidate_locks(stacks.threads))
-      if (auto state = context.locks.read(object)) context.candidates.push_back(*state);
-    if (input.memo != nullptr) input.memo->candidate_locks = context.candidates;
-  }
+  context.memo = input.memo;
   for (const PythonThread& thread : stacks.threads) {
     std::vector<uint64_t> held = context.locks.held_through_with(thread);
     // The lock a thread is blocked acquiring is not one it holds, though every version pushes
     // the `with`'s __exit__ before calling __enter__ in the frame that acquires it; a `with` of
     // the same lock in an outer frame is the thread's own (a Lock is not reentrant), unless that
     // frame is its parent's, inherited through fork: the lock was then taken before the fork.
-    if (const LockState* waited = waited_lock(context, thread)) {
+    // (With none held there is nothing to take out: the candidates are not read for it.)
+    if (const LockState* waited = held.empty() ? nullptr : waited_lock(context, thread)) {
       size_t own_frames = thread.frames.size();
       for (size_t f = 0; f < thread.frames.size(); ++f) {
         if (starts_forked_child(thread.frames[f].function, thread.frames[f].file)) {

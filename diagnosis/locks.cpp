@@ -203,11 +203,10 @@ std::vector<uint64_t> LockReader::candidate_locks(const std::vector<cpython::Pyt
         continue;
       }
       // An object that keeps a lock under one of the usual names (Condition, Queue, Semaphore).
-      for (std::string_view attribute : kLockAttributes) {
-        auto value = attributes.get(object, attribute);
-        if (value && *value && seen.insert(*value).second && is_lock_type(*value, &reentrant))
-          locks.push_back(*value);
-      }
+      auto values = attributes.get_each(object, kLockAttributes);
+      if (!values) return;
+      for (uint64_t value : *values)
+        if (value && seen.insert(value).second && is_lock_type(value, &reentrant)) locks.push_back(value);
       return;
     }
   };
