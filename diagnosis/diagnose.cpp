@@ -514,16 +514,21 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
 
   // threading's Thread objects, per interpreter (each has its own threading module).
   std::unordered_map<uint64_t, uint64_t>& thread_objects = context.thread_objects;
-  std::vector<uint64_t> interpreters;
-  for (const PythonThread& thread : stacks.threads)
-    if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
-      interpreters.push_back(thread.interpreter);
-  for (uint64_t interpreter : interpreters) {
-    std::vector<PythonThread> own;
+  if (input.memo != nullptr && input.memo->thread_objects) {
+    thread_objects = *input.memo->thread_objects;
+  } else {
+    std::vector<uint64_t> interpreters;
     for (const PythonThread& thread : stacks.threads)
-      if (thread.interpreter == interpreter) own.push_back(thread);
-    for (const auto& entry : cpython::read_thread_objects(*input.memory, *stacks.layout, interpreter, own))
-      thread_objects.insert(entry);
+      if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
+        interpreters.push_back(thread.interpreter);
+    for (uint64_t interpreter : interpreters) {
+      std::vector<PythonThread> own;
+      for (const PythonThread& thread : stacks.threads)
+        if (thread.interpreter == interpreter) own.push_back(thread);
+      for (const auto& entry : cpython::read_thread_objects(*input.memory, *stacks.layout, interpreter, own))
+        thread_objects.insert(entry);
+    }
+    if (input.memo != nullptr) input.memo->thread_objects = thread_objects;
   }
 
   result.threads.resize(stacks.threads.size());
