@@ -462,7 +462,7 @@ Expected<void> CoreFile::read_segments_at(uint64_t address, std::span<std::byte>
     const size_t chunk = static_cast<size_t>(
         std::min<uint64_t>(out.size() - done, segment->available_bytes - offset_in_segment));
     const uint64_t file_offset = segment->file_offset + offset_in_segment;
-    auto ok = mapped ? elf_->read_file_offset(file_offset, out.subspan(done, chunk))
+    auto ok = mapped ? pages_.read(file_offset, out.subspan(done, chunk))
                      : elf_->read_file_offset_unmapped(file_offset, out.subspan(done, chunk));
     if (!ok) return make_error(ErrorKind::kNotSaved, ok.error().message, current);
     done += chunk;

@@ -1,6 +1,7 @@
 // An x86-64 or aarch64 Linux ELF core file: its memory segments, threads and process notes. The file is
-// memory-mapped through libelf (never read whole); every size and count from the notes is
-// bounds-checked. A core truncated on disk still opens: what is missing reads as kNotSaved.
+// memory-mapped through libelf (never read whole), a large one's memory read by pread through a
+// few page buffers (FilePages); every size and count from the notes is bounds-checked. A core
+// truncated on disk still opens: what is missing reads as kNotSaved.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "base/error.h"
 #include "cpython/target.h"
 #include "symbols/elf_file.h"
+#include "targets/file_pages.h"
 #include "targets/machine_registers.h"
 
 namespace hangpy::targets {
@@ -129,14 +131,14 @@ class CoreFile {
   // segment). On failure the bytes before that address have been filled.
   Expected<void> read(uint64_t address, std::span<std::byte> out) const;
   // read() for memory read once, such as the first page of each of hundreds of mapped files: the
-  // same result, copied from the file rather than the mapping (ElfFile::read_file_offset_unmapped).
+  // same result, copied from the file itself, not through FilePages (ElfFile::read_file_offset_unmapped).
   Expected<void> read_once(uint64_t address, std::span<std::byte> out) const;
 
   // The segment containing `address`, if any.
   const CoreSegment* segment_containing(uint64_t address) const;
 
  private:
-  explicit CoreFile(std::unique_ptr<symbols::ElfFile> elf) : elf_(std::move(elf)) {}
+  explicit CoreFile(std::unique_ptr<symbols::ElfFile> elf) : elf_(std::move(elf)), pages_(*elf_) {}
   void read_segments();
   void read_notes();
   void read_note(const symbols::ElfNote& note);
@@ -150,6 +152,7 @@ class CoreFile {
   Expected<void> read_segments_at(uint64_t address, std::span<std::byte> out, bool mapped) const;
 
   std::unique_ptr<symbols::ElfFile> elf_;
+  FilePages pages_;  // what read() copies memory from (read_once: the file itself)
   cpython::Machine machine_ = cpython::Machine::kX86_64;
   std::vector<CoreSegment> segments_;
   mutable std::atomic<size_t> last_segment_{0};  // segment_containing's last answer

@@ -21,12 +21,12 @@ using namespace hangpy;
 
 namespace {
 
-const std::filesystem::path kCorpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
+const std::filesystem::path kAttributesCorpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
 
 class InstanceAttributesOfThreads : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(InstanceAttributesOfThreads, GetEachAnswersAsGetDoesNameByName) {
-  const std::filesystem::path source = kCorpus / GetParam() / "deadlock.core.zst";
+  const std::filesystem::path source = kAttributesCorpus / GetParam() / "deadlock.core.zst";
   if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
   if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
   const std::filesystem::path core =

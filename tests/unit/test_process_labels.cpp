@@ -160,7 +160,7 @@ namespace hangpy::targets {
 namespace {
 
 constexpr uint64_t kStackLow = 0x7ffc00000000;
-constexpr uint64_t kStackSize = 0x20000;
+constexpr uint64_t kLabelledStackSize = 0x20000;
 
 // A stack laid out as the kernel does at exec (fs/binfmt_elf.c create_elf_tables), the strings
 // at the top; returns the auxv to give the reader.
@@ -174,8 +174,8 @@ struct InitialStack {
   // its end).
   InitialStack(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
                std::optional<uint64_t> auxv_at = std::nullopt) {
-    memory.map(kStackLow, kStackSize);
-    uint64_t top = kStackLow + kStackSize - 8;
+    memory.map(kStackLow, kLabelledStackSize);
+    uint64_t top = kStackLow + kLabelledStackSize - 8;
     auto push_string = [&](const std::string& text) {
       top -= text.size() + 1;
       memory.put_string(top, text);
@@ -219,7 +219,7 @@ TEST(InitialEnvironment, ReadsTheKeptEntriesInOrder) {
 // Seen on a real 3.13 kernel core: the auxv 8 bytes into AT_EXECFN's page, so the first window
 // (that page) held it but not envp, which lies in the page below.
 TEST(InitialEnvironment, ArraysInThePageBelowTheAuxvAreRead) {
-  const uint64_t execfn_page = (kStackLow + kStackSize - 1) & ~uint64_t{4095};
+  const uint64_t execfn_page = (kStackLow + kLabelledStackSize - 1) & ~uint64_t{4095};
   InitialStack stack({"python3", "train.py"}, {"PATH=/usr/bin", "RANK=3", "WORLD_SIZE=8"},
                      execfn_page + 8);
   auto entries = read_initial_environment(stack.memory, stack.auxv, kKeepLabels);
