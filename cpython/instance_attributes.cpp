@@ -150,7 +150,8 @@ Expected<std::vector<uint64_t>> InstanceAttributes::get_each(uint64_t instance,
   std::vector<bool> matched(names.size(), false);
   for (const auto& [key, value] : *items) {
     if (where->dict != 0) {
-      // A key can equal only the first of equal names: get() of each would find each there.
+      // string_among tells the first of the names the key equals; a name given twice is looked
+      // for again past it.
       for (size_t from = 0; from < names.size();) {
         auto which = objects_.string_among(key, names.subspan(from));
         if (!which || !*which) break;

@@ -37,8 +37,9 @@ struct Context {
   const NativeStacks* native;
   std::function<std::optional<std::string>(uint64_t)> function_at;
   // The locks every thread's frames and modules reach, read on the first question about a futex
-  // (candidate_locks()): a process whose futex waits all have other explanations (a torch rank's
-  // collectives) never reads them, and they were a tenth of its default run.
+  // (candidate_locks()): a process whose futex waits all have other explanations (a torch rank
+  // in a collective its Python frames name, such as barrier()) never reads them; they were a
+  // tenth of a DDP rank's default run.
   DiagnosisMemo* memo = nullptr;
   mutable std::optional<std::vector<LockState>> candidates;
   std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`

@@ -10,8 +10,9 @@
 // kept page is touched once: a cache of every page read made a DDP rank's run no faster), so few
 // buffers are kept and reused: a set-associative cache of kSlots pages (a DDP rank's 450 pages
 // then take 820 preads, and its default run 1-4 ms less of 21-25). A small core is read through
-// the mapping still: its pages are dense, and fault-around maps many wanted pages at once. No library keeps a bounded set of a file's pages
-// for us (the kernel's page cache is behind both paths).
+// the mapping still: its pages are dense, and fault-around maps many wanted pages at once. No
+// library keeps a bounded set of a file's pages for us (the kernel's page cache is behind both
+// paths).
 //
 // Thread safety: const reads may be made from several threads (a mutex guards the buffers).
 #pragma once

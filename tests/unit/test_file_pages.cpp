@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "cpython/analyzer.h"
 #include "symbols/elf_file.h"
+#include "targets/core_target.h"
 #include "targets/file_pages.h"
 
 using namespace hangpy;
@@ -59,6 +61,47 @@ TEST(FilePages, ReadsWhatTheFileHoldsThroughFewBuffers) {
   }
   EXPECT_GT(past_end, 100u) << "reads past the end were tried";
   EXPECT_GT(compared_bytes, 1000000u);
+}
+
+// The whole pipeline through the buffers: the same core padded with zeros past FilePages'
+// threshold (its segments unchanged, the file larger) is read through them by CoreTarget, and
+// must give every thread's stack as the core read through its mapping does.
+TEST(FilePages, APaddedCoreReadsTheSameStacksThroughTheBuffers) {
+  const std::filesystem::path source = kPagesCorpus / "pyenv-3.12" / "deadlock.core.zst";
+  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
+  if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
+  const std::filesystem::path small = std::filesystem::temp_directory_path() / "hangpy-file-pages-small.core";
+  const std::filesystem::path padded = std::filesystem::temp_directory_path() / "hangpy-file-pages-padded.core";
+  const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + small.string() + "'";
+  ASSERT_EQ(std::system(inflate.c_str()), 0);
+  std::filesystem::copy_file(small, padded, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::resize_file(padded, targets::FilePages::kMappedUpTo + (1 << 20));  // a hole
+  std::vector<cpython::ProcessStacks> read;
+  for (const auto& path : {small, padded}) {
+    targets::CoreOptions options;
+    options.core_path = path.string();
+    auto target = targets::CoreTarget::open(options);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(target) << target.error().describe();
+    auto stacks = cpython::analyze(**target, {});
+    ASSERT_TRUE(stacks) << stacks.error().describe();
+    read.push_back(std::move(*stacks));
+  }
+  ASSERT_EQ(read[0].threads.size(), read[1].threads.size());
+  ASSERT_GE(read[0].threads.size(), 3u) << "deadlock.py's main thread and two workers";
+  size_t frames = 0;
+  for (size_t t = 0; t < read[0].threads.size(); ++t) {
+    const auto& mapped = read[0].threads[t].frames;
+    const auto& paged = read[1].threads[t].frames;
+    ASSERT_EQ(mapped.size(), paged.size()) << "thread " << t;
+    for (size_t f = 0; f < mapped.size(); ++f, ++frames) {
+      EXPECT_EQ(mapped[f].function, paged[f].function);
+      EXPECT_EQ(mapped[f].file, paged[f].file);
+      EXPECT_EQ(mapped[f].line, paged[f].line);
+    }
+    EXPECT_EQ(read[0].threads[t].name, read[1].threads[t].name);
+  }
+  EXPECT_GE(frames, 6u);
 }
 
 }  // namespace
