@@ -1,5 +1,9 @@
 #include "cpython/instance_attributes.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
 namespace hangpy::cpython {
 namespace {
 
@@ -123,17 +127,9 @@ Expected<InstanceAttributes::Storage> InstanceAttributes::storage(uint64_t insta
 }
 
 Expected<uint64_t> InstanceAttributes::get(uint64_t instance, std::string_view name) const {
-  auto where = storage(instance);
-  if (!where) return std::unexpected(where.error());
-  if (where->dict != 0) return containers_.dict_get(where->dict, name);
-  if (where->values == 0) return 0;
-  auto items = values_items(where->type, where->values, kMaxContainerItems);
-  if (!items) return std::unexpected(items.error());
-  for (auto [key, value] : *items) {
-    auto text = objects_.read_string(key);
-    if (text && *text == name) return value;
-  }
-  return 0;
+  auto found = get_each(instance, std::span<const std::string_view>(&name, 1));
+  if (!found) return std::unexpected(found.error());
+  return found->front();
 }
 
 Expected<std::vector<uint64_t>> InstanceAttributes::get_each(uint64_t instance,
@@ -145,31 +141,29 @@ Expected<std::vector<uint64_t>> InstanceAttributes::get_each(uint64_t instance,
   auto items = where->dict != 0 ? containers_.dict_items(where->dict)
                                 : values_items(where->type, where->values, kMaxContainerItems);
   if (!items) return std::unexpected(items.error());
-  // As get() per name: the first key equal to it, in the same order; a key unreadable as a
-  // str matches none.
-  std::vector<bool> matched(names.size(), false);
+  // Each name's object is the value of the first key equal to it; the keys are read until every
+  // name has one, and compared with the names still without one (as get() of each would read
+  // them). A key unreadable as a str equals none.
+  std::vector<std::string_view> pending(names.begin(), names.end());
+  std::vector<size_t> pending_index(names.size());
+  for (size_t i = 0; i < names.size(); ++i) pending_index[i] = i;
   for (const auto& [key, value] : *items) {
+    if (pending.empty()) break;
+    std::optional<size_t> first;  // into pending
     if (where->dict != 0) {
-      // string_among tells the first of the names the key equals; a name given twice is looked
-      // for again past it.
-      for (size_t from = 0; from < names.size();) {
-        auto which = objects_.string_among(key, names.subspan(from));
-        if (!which || !*which) break;
-        const size_t i = from + **which;
-        if (!matched[i]) {
-          matched[i] = true;
-          found[i] = value;
-        }
-        from = i + 1;
-      }
-      continue;
+      // A dict's key has its length compared before its characters are read (string_among).
+      if (auto which = objects_.string_among(key, pending)) first = *which;
+    } else if (auto text = objects_.read_string(key)) {
+      if (auto it = std::find(pending.begin(), pending.end(), *text); it != pending.end())
+        first = static_cast<size_t>(it - pending.begin());
     }
-    auto text = objects_.read_string(key);
-    if (!text) continue;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (matched[i] || *text != names[i]) continue;
-      matched[i] = true;
-      found[i] = value;
+    if (!first) continue;
+    const std::string_view name = pending[*first];
+    for (size_t k = pending.size(); k-- > *first;) {  // the name given again further on, too
+      if (pending[k] != name) continue;
+      found[pending_index[k]] = value;
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+      pending_index.erase(pending_index.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
   return found;
