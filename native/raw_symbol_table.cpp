@@ -92,12 +92,12 @@ std::optional<RawSymbolTable> RawSymbolTable::read(Dwfl_Module* module, int coun
   table.string_section_ = header.sh_link;
   size_t sections = 0;
   if (elf_getshdrnum(elf, &sections) != 0) return std::nullopt;
-  table.allocated_.assign(sections, false);
+  table.allocated_.assign(sections, 0);
   for (Elf_Scn* each = elf_nextscn(elf, nullptr); each != nullptr; each = elf_nextscn(elf, each)) {
     GElf_Shdr each_header;
     if (gelf_getshdr(each, &each_header) == nullptr) return std::nullopt;
     const size_t index = elf_ndxscn(each);
-    if (index < sections) table.allocated_[index] = (each_header.sh_flags & SHF_ALLOC) != 0;
+    if (index < sections) table.allocated_[index] = (each_header.sh_flags & SHF_ALLOC) != 0 ? 1 : 0;
   }
 
   // The proof that this is libdwfl's table, read as libdwfl reads it.
@@ -124,11 +124,6 @@ std::optional<RawSymbolTable> RawSymbolTable::read(Dwfl_Module* module, int coun
   }
   if (compared == 0) return std::nullopt;
   return table;
-}
-
-bool RawSymbolTable::in_allocated_section(int i) const {
-  const uint16_t section = symbols_[i].st_shndx;
-  return section < allocated_.size() && allocated_[section];
 }
 
 const char* RawSymbolTable::name(int i) const {

@@ -34,7 +34,13 @@ class RawSymbolTable {
   // address of a symbol in an unallocated section is not in the process); index 0 < i < count().
   const Elf64_Sym& entry(int i) const { return symbols_[i]; }
   uint64_t address(int i) const { return symbols_[i].st_value + bias_; }
-  bool in_allocated_section(int i) const;
+  bool in_allocated_section(int i) const { return allocated_section(symbols_[i].st_shndx); }
+  // Whether section `index` of the file is allocated (SHF_ALLOC); false for indexes it lacks.
+  bool allocated_section(uint16_t index) const { return index < allocated_.size() && allocated_[index] != 0; }
+  // The whole table (entries()[0] is the null symbol) and the bias address() adds, for a pass
+  // over every entry that reads each one once (DwflSymbolIndex::find_in_one_pass).
+  const Elf64_Sym* entries() const { return symbols_; }
+  uint64_t bias() const { return bias_; }
   // Symbol i's name, or nullptr where st_name is outside the string table or unterminated.
   const char* name(int i) const;
 
@@ -49,7 +55,7 @@ class RawSymbolTable {
   int count_ = 0;
   uint64_t bias_ = 0;
   size_t string_section_ = 0;
-  std::vector<bool> allocated_;  // by section index
+  std::vector<uint8_t> allocated_;  // by section index: 1 where SHF_ALLOC (bytes: read per symbol)
 };
 
 }  // namespace hangpy::native
