@@ -63,6 +63,10 @@ class ElfFile {
   // only labels messages. The image may be cut short; what lies past its end is simply absent.
   static Expected<std::unique_ptr<ElfFile>> from_image(std::vector<std::byte> image,
                                                        std::string name);
+  // The same over bytes the caller keeps, unchanged, for as long as the ElfFile lives: a core's
+  // ~300 module headers are read through one buffer, not a fresh zeroed page each.
+  static Expected<std::unique_ptr<ElfFile>> from_borrowed_image(std::span<std::byte> image,
+                                                                std::string name);
 
   ~ElfFile();
   ElfFile(const ElfFile&) = delete;
@@ -122,6 +126,9 @@ class ElfFile {
   ElfFile(std::string path, std::unique_ptr<Handles> handles);
   static Expected<std::unique_ptr<ElfFile>> finish_open(std::string path,
                                                         std::unique_ptr<Handles> handles);
+  // elf_memory over `image` (owned by `handles`, or borrowed), then finish_open.
+  static Expected<std::unique_ptr<ElfFile>> open_image(std::span<std::byte> image, std::string name,
+                                                       std::unique_ptr<Handles> handles);
   Expected<void> read_headers();
   std::optional<SymbolTable> symbol_table(uint32_t section_type) const;
   std::optional<Symbol> find_dynamic_symbol(std::string_view name) const;

@@ -30,6 +30,7 @@ namespace {
 // How much of a module's first mapping we read from the core to see its ELF header, program
 // headers and build-id note (they sit at the start of the file, nearly always in its first page).
 constexpr uint64_t kMaxHeaderImageBytes = 64 * 1024;
+constexpr uint64_t kHeaderProbeBytes = 1024;  // read first (read_saved_header)
 constexpr std::string_view kDeletedSuffix = " (deleted)";
 
 // What the ELF header the core saved at the start of a module's mapping says.
@@ -386,7 +387,7 @@ class CoreTargetImpl final : public CoreTarget {
     return false;
   }
   void collect_modules();
-  void read_saved_header(Module& module) const;
+  void read_saved_header(Module& module, std::vector<std::byte>& buffer) const;
   void find_executable();
   void check_module_files(const CoreOptions& options);
   bool is_elf(const Module& module) const;
@@ -415,26 +416,35 @@ void CoreTargetImpl::collect_modules() {
     module_of_mapping_.push_back(
         table_.add_mapping(mapping.path, mapping.start, mapping.end, mapping.file_offset));
   }
-  for (Module& module : table_.modules()) read_saved_header(module);
+  // One buffer for every module's header: each ElfFile read from it is done with before the next.
+  std::vector<std::byte> buffer;
+  for (Module& module : table_.modules()) read_saved_header(module, buffer);
 }
 
 // The ELF header, program headers and build-id note normally fit in the first page; only when
 // they do not is more read (up to kMaxHeaderImageBytes). Whole pages only: the kernel usually
-// saves just the first page of an unmodified ELF mapping.
-void CoreTargetImpl::read_saved_header(Module& module) const {
+// saves just the first page of an unmodified ELF mapping. The first kHeaderProbeBytes are read
+// first: they hold it all in every module of a torch rank (316 of them), and its ~300 reads
+// copied 4 KB each; where they do not (or libelf wants more), the page is read as before.
+void CoreTargetImpl::read_saved_header(Module& module, std::vector<std::byte>& buffer) const {
   if (!module.header_address) return;
   const uint64_t page_size = core_->page_size();
-  for (uint64_t wanted = std::min(page_size, kMaxHeaderImageBytes);;
-       wanted = kMaxHeaderImageBytes) {
-    std::vector<std::byte> image(wanted);
+  const uint64_t first_page = std::min(page_size, kMaxHeaderImageBytes);
+  for (uint64_t wanted = std::min(kHeaderProbeBytes, first_page);;
+       wanted = wanted < first_page ? first_page : kMaxHeaderImageBytes) {
+    const bool probe = wanted < first_page;
+    if (buffer.size() < wanted) buffer.resize(wanted);  // the 64 KB only for a module that needs it
+    std::span<std::byte> image = std::span(buffer).first(wanted);
     if (auto ok = core_->read_once(*module.header_address, image); !ok) {
       const auto fault = ok.error().address.value_or(*module.header_address);
-      image.resize(symbols::align_down(fault - *module.header_address, page_size));
+      if (probe) continue;  // told apart at the page, as before
+      image = image.first(std::min<uint64_t>(image.size(), symbols::align_down(fault - *module.header_address, page_size)));
     }
     const bool cut_by_us = image.size() == wanted && wanted < kMaxHeaderImageBytes;
     if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
     const bool headers_fit = program_headers_end(image) <= image.size();
-    auto elf = symbols::ElfFile::from_image(std::move(image), module.recorded_path);
+    auto elf = symbols::ElfFile::from_borrowed_image(image, module.recorded_path);
+    if (!elf && probe) continue;
     if (!elf) return;
     if (cut_by_us && (!headers_fit || !(*elf)->build_id())) continue;  // they lie further on
     module.saved_header = SavedHeader{(*elf)->build_id(), (*elf)->load_segments()};
