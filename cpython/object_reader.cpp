@@ -43,23 +43,35 @@ Expected<uint64_t> ObjectReader::type_of(uint64_t object) const {
 }
 
 Expected<std::string> ObjectReader::type_name(uint64_t object) const {
-  auto type = type_of(object);
-  if (!type) return std::unexpected(type.error());
-  return name_of_type(*type);
+  auto name = type_name_view(object);
+  if (!name) return std::unexpected(name.error());
+  return std::string(*name);
 }
 
 Expected<std::string> ObjectReader::name_of_type(uint64_t type) const {
-  if (auto cached = type_names_.find(type); cached != type_names_.end()) return cached->second;
+  auto name = name_of_type_view(type);
+  if (!name) return std::unexpected(name.error());
+  return std::string(*name);
+}
+
+Expected<std::string_view> ObjectReader::type_name_view(uint64_t object) const {
+  auto type = type_of(object);
+  if (!type) return std::unexpected(type.error());
+  return name_of_type_view(*type);
+}
+
+Expected<std::string_view> ObjectReader::name_of_type_view(uint64_t type) const {
+  // The map's nodes do not move: a view of a kept name stays valid as more are kept.
+  if (auto cached = type_names_.find(type); cached != type_names_.end()) return std::string_view(cached->second);
   auto name_pointer = read_pointer(memory_, type + layout_.object.tp_name);
   if (!name_pointer) return std::unexpected(name_pointer.error());
   auto name = read_c_string(memory_, *name_pointer, kMaxTypeName);
   if (!name) return std::unexpected(name.error());
-  type_names_.emplace(type, *name);
-  return *name;
+  return std::string_view(type_names_.emplace(type, std::move(*name)).first->second);
 }
 
 Expected<void> ObjectReader::expect_type(uint64_t object, std::string_view expected_name) const {
-  auto name = type_name(object);
+  auto name = type_name_view(object);
   if (!name) return std::unexpected(name.error());
   if (*name != expected_name) {
     return make_error(ErrorKind::kCorrupt,

@@ -31,6 +31,10 @@ class ObjectReader {
   Expected<std::string> type_name(uint64_t object) const;
   // tp_name of a type object itself (a base class, say).
   Expected<std::string> name_of_type(uint64_t type) const;
+  // The same, as a view of the name kept for the type (valid while this reader lives): what the
+  // many type tests of a diagnosis compare, with no copy of the name made for each.
+  Expected<std::string_view> type_name_view(uint64_t object) const;
+  Expected<std::string_view> name_of_type_view(uint64_t type) const;
   // Fails with kCorrupt when the object is not of the type named.
   Expected<void> expect_type(uint64_t object, std::string_view expected_name) const;
 

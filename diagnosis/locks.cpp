@@ -39,7 +39,7 @@ const LockVariant* variant_for(const LockVariant (&variants)[2], int64_t basicsi
 
 bool LockReader::is_lock_type(uint64_t object, bool* reentrant) const {
   const cpython::LockLayout& locks = objects_.layout().locks;
-  auto type = objects_.type_name(object);
+  auto type = objects_.type_name_view(object);
   if (!type) return false;
   if (*type == locks.lock_type) {
     *reentrant = false;
@@ -122,7 +122,7 @@ std::vector<uint64_t> LockReader::value_stack(const cpython::PythonFrame& frame,
 std::optional<std::string> LockReader::c_method_name(uint64_t object) const {
   const cpython::AddressSpace& memory = objects_.memory();
   const uint64_t header = header_size(objects_.layout());
-  auto type = objects_.type_name(object);
+  auto type = objects_.type_name_view(object);
   if (!type) return std::nullopt;
   if (*type == "method_descriptor") {
     // PyDescr_COMMON: d_type, d_name, d_qualname after the header.
@@ -160,7 +160,7 @@ std::vector<uint64_t> LockReader::held_through_with(const cpython::PythonThread&
       if (slots[i] == 0) continue;
       auto name = c_method_name(slots[i]);
       if (!name || *name != "__exit__") continue;
-      auto type = objects_.type_name(slots[i]);
+      auto type = objects_.type_name_view(slots[i]);
       if (type && *type == "method_descriptor") {
         if (i + 1 < slots.size()) add_if_held(slots[i + 1]);
         continue;
@@ -192,7 +192,7 @@ std::vector<uint64_t> LockReader::candidate_locks(const std::vector<cpython::Pyt
         locks.push_back(object);
         return;
       }
-      auto type = objects_.type_name(object);
+      auto type = objects_.type_name_view(object);
       if (!type || *type == "str" || *type == "int" || *type == "NoneType" || *type == "function")
         return;
       if (*type == "cell" || *type == "builtin_function_or_method") {
