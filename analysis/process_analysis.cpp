@@ -18,10 +18,12 @@ diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory
                                              const cpython::ProcessStacks& stacks,
                                              const diagnosis::NativeStacks* native,
                                              const TargetFacts& facts,
-                                             diagnosis::DiagnosisMemo* memo) {
+                                             diagnosis::DiagnosisMemo* memo,
+                                             bool native_stacks_follow = false) {
   diagnosis::DiagnosisInput why;
   why.stacks = &stacks;
   why.memory = &memory;
+  why.native_stacks_follow = native_stacks_follow;
   why.memo = memo;
   why.os_threads = facts.os_threads;
   why.native = native;
@@ -35,8 +37,7 @@ diagnosis::ProcessDiagnosis diagnose_threads(const cpython::AddressSpace& memory
 bool vague_in_torch(const cpython::ProcessStacks& stacks, const std::set<int64_t>& vague) {
   for (const cpython::PythonThread& thread : stacks.threads) {
     if (!thread.native_thread_id || !vague.contains(static_cast<int64_t>(*thread.native_thread_id))) continue;
-    for (const cpython::PythonFrame& frame : thread.frames)
-      if (frame.file.find("/torch/") != std::string::npos) return true;
+    if (diagnosis::runs_torch_code(thread)) return true;
   }
   return false;
 }
@@ -87,6 +88,8 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
                                                                 diagnosis::ProcessDiagnosis& diagnosis,
                                                                 diagnosis::DiagnosisMemo* memo) {
   std::optional<native::MergedStacks> used;
+  const bool deferred = std::any_of(diagnosis.threads.begin(), diagnosis.threads.end(),
+                                    [](const diagnosis::ThreadDiagnosis& thread) { return thread.lock_search_deferred; });
   std::set<int64_t> wanted = vague_threads(stacks, diagnosis);
   // A vague wait inside torch's Python code may be a collective its native frames will name (DDP's
   // backward): its backend's workers are walked in the same pass, one symbol lookup for all.
@@ -106,20 +109,24 @@ std::optional<native::MergedStacks> diagnose_with_native_stacks(const cpython::A
       diagnosis = diagnose_threads(memory, stacks, &*used, facts, memo);
     }
   }
+  // No native stacks came: the waits left for them are searched among the candidate locks now.
+  if (!used && deferred) diagnosis = diagnose_threads(memory, stacks, nullptr, facts, memo);
   return used;
 }
 
 // The details of `stacks`, read from `target` (the one the stacks were read from, or its
 // recording for a snapshot); `native`: the merged native stacks, when unwound. The event loops a
 // task blocks are found once the diagnosis is final (after diagnose_with_native_stacks). `memo`:
-// kept for the diagnoses made again of the same read (nullptr: none).
+// kept for the diagnoses made again of the same read (nullptr: none). `native_stacks_follow`:
+// diagnose_with_native_stacks comes next (diagnosis::DiagnosisInput::native_stacks_follow).
 Details read_details(const cpython::Target& target, const cpython::ProcessStacks& stacks,
                      const native::MergedStacks* native, const TargetFacts& facts,
-                     const Request& request, diagnosis::DiagnosisMemo* memo) {
+                     const Request& request, diagnosis::DiagnosisMemo* memo,
+                     bool native_stacks_follow = false) {
   const cpython::AddressSpace& memory = target.memory();
   Details details;
   if (request.locals) details.locals = cpython::read_all_locals(memory, stacks);
-  details.diagnosis = diagnose_threads(memory, stacks, native, facts, memo);
+  details.diagnosis = diagnose_threads(memory, stacks, native, facts, memo, native_stacks_follow);
   if (request.tasks) details.tasks = read_tasks(target, stacks, request.task_options);
   if (native && request.call_notes && stacks.layout)
     details.call_notes = native::find_call_notes(target, *stacks.layout, *native);
@@ -226,7 +233,7 @@ std::set<int64_t> vague_threads(const cpython::ProcessStacks& stacks, const diag
 diagnosis::ProcessDiagnosis diagnose_threads_of(const ProcessTarget& target, const cpython::ProcessStacks& stacks) {
   const TargetFacts facts = target.facts();
   diagnosis::DiagnosisMemo memo;
-  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts, &memo);
+  diagnosis::ProcessDiagnosis diagnosis = diagnose_threads(target.memory(), stacks, nullptr, facts, &memo, true);
   diagnose_with_native_stacks(target.memory(), stacks, facts, unwinding_for_diagnosis(target), diagnosis, &memo);
   return diagnosis;
 }
@@ -261,10 +268,11 @@ ProcessAnalysis analyse_process(ProcessTarget& target, const Request& request) {
   }
   // Kept between the diagnoses of this read (made again with native stacks below).
   diagnosis::DiagnosisMemo memo;
-  analysis.details =
-      read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts, details_request, &memo);
+  const bool native_follow = !analysis.native && request.native_for_diagnosis;
+  analysis.details = read_details(read, stacks, analysis.native ? &*analysis.native : nullptr, facts,
+                                  details_request, &memo, native_follow);
   diagnosis::ProcessDiagnosis& diagnosis = analysis.details.diagnosis;
-  if (!analysis.native && request.native_for_diagnosis) {
+  if (native_follow) {
     UnwindingSession session = std::make_shared<std::unique_ptr<NativeUnwinding>>();
     analysis.native_for_diagnosis =
         diagnose_with_native_stacks(read.memory(), stacks, facts, unwinding_for_diagnosis(target, session), diagnosis, &memo);

@@ -45,6 +45,7 @@ struct Context {
   std::vector<std::vector<uint64_t>> held;  // per thread: locks held through `with`
   std::unordered_map<uint64_t, uint64_t> thread_objects;  // threading's Thread objects by ident
   bool gil_known = false;  // a holder or the GIL struct is known: "neither" can be said
+  bool native_stacks_follow = false;  // DiagnosisInput::native_stacks_follow
 };
 
 std::optional<size_t> thread_by_ident(const Context& context, uint64_t ident);

@@ -106,6 +106,20 @@ const LockState* lock_waited_at(const Context& context, uint64_t futex_address) 
   return nullptr;
 }
 
+// Whether the diagnosis has the native stack of thread `index` (frames, not an empty walk).
+bool has_native_stack(const Context& context, size_t index) {
+  const std::optional<int64_t> lwp = lwp_of(context, index);
+  if (!context.native || !lwp) return false;
+  auto stack = context.native->find(*lwp);
+  return stack != context.native->end() && !stack->second.frames.empty();
+}
+
+// Whether the candidate locks are left unsearched for this thread's futex wait until its native
+// stack is read (DiagnosisInput::native_stacks_follow).
+bool lock_search_waits_for_native(const Context& context, const PythonThread& thread, bool have_native) {
+  return context.native_stacks_follow && !have_native && runs_torch_code(thread);
+}
+
 // The lock a thread in futex() waits on, if it is one of the candidates.
 const LockState* waited_lock(const Context& context, const PythonThread& thread) {
   if (!thread.native_thread_id) return nullptr;
@@ -320,13 +334,8 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
       diagnosis.daemon = *daemon != 0;
   }
   NativeHint hint;
-  bool have_native = false;
-  if (context.native && lwp) {
-    if (auto stack = context.native->find(*lwp); stack != context.native->end() && !stack->second.frames.empty()) {
-      hint = read_native_hint(stack->second, context.layout.eval_loop_function);
-      have_native = true;
-    }
-  }
+  const bool have_native = has_native_stack(context, index);
+  if (have_native) hint = read_native_hint(context.native->at(*lwp), context.layout.eval_loop_function);
   diagnosis.in_gc = hint.collecting || collecting_with_gil(context, thread);
   diagnosis.held_locks = context.held[index];
 
@@ -368,7 +377,9 @@ void diagnose_thread(const Context& context, size_t index, const std::unordered_
     return;
   }
   if (diagnosis.syscall == syscall_numbers::kFutex && !diagnosis.syscall_arguments_lost) {
-    if (const LockState* lock = lock_waited_at(context, diagnosis.syscall_arguments[0])) {
+    if (lock_search_waits_for_native(context, thread, have_native)) {
+      diagnosis.lock_search_deferred = true;
+    } else if (const LockState* lock = lock_waited_at(context, diagnosis.syscall_arguments[0])) {
       set_lock_wait(context, *lock, blocked);
       return;
     }
@@ -490,14 +501,18 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
                                   [](const PythonThread& t) { return t.holds_gil; });
   result.no_gil = stacks.gil_disabled;
   context.memo = input.memo;
-  for (const PythonThread& thread : stacks.threads) {
+  context.native_stacks_follow = input.native_stacks_follow;
+  for (size_t index = 0; index < stacks.threads.size(); ++index) {
+    const PythonThread& thread = stacks.threads[index];
     std::vector<uint64_t> held = context.locks.held_through_with(thread);
     // The lock a thread is blocked acquiring is not one it holds, though every version pushes
     // the `with`'s __exit__ before calling __enter__ in the frame that acquires it; a `with` of
     // the same lock in an outer frame is the thread's own (a Lock is not reentrant), unless that
     // frame is its parent's, inherited through fork: the lock was then taken before the fork.
     // (With none held there is nothing to take out: the candidates are not read for it.)
-    if (const LockState* waited = held.empty() ? nullptr : waited_lock(context, thread)) {
+    // (A thread whose lock search waits for its native stack is diagnosed again with it.)
+    const bool deferred = lock_search_waits_for_native(context, thread, has_native_stack(context, index));
+    if (const LockState* waited = held.empty() || deferred ? nullptr : waited_lock(context, thread)) {
       size_t own_frames = thread.frames.size();
       for (size_t f = 0; f < thread.frames.size(); ++f) {
         if (starts_forked_child(thread.frames[f].function, thread.frames[f].file)) {
@@ -559,6 +574,12 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   for (WaitCycle& starved : find_starved_pools(context, result)) result.cycles.push_back(std::move(starved));
   result.chains = find_wait_chains(stacks, result);
   return result;
+}
+
+bool runs_torch_code(const cpython::PythonThread& thread) {
+  return std::any_of(thread.frames.begin(), thread.frames.end(), [](const cpython::PythonFrame& frame) {
+    return frame.file.find("/torch/") != std::string::npos;
+  });
 }
 
 }  // namespace hangpy::diagnosis

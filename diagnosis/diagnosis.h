@@ -110,6 +110,9 @@ struct ThreadDiagnosis {
   // server's worker in accept. A hang is not there; a job's odd one out is never one of these.
   bool idle = false;
   std::vector<uint64_t> held_locks;  // Lock/RLock objects this thread holds, where memory says
+  // A futex wait left vague for the native stacks to come (DiagnosisInput::native_stacks_follow):
+  // the candidate locks were not searched for it.
+  bool lock_search_deferred = false;
 };
 
 struct WaitCycle {
@@ -185,7 +188,19 @@ struct DiagnosisInput {
   std::vector<cpython::NamespacePid> namespace_pids;
   // Optional: kept between diagnoses of the same memory and stacks (nullptr: read anew).
   DiagnosisMemo* memo = nullptr;
+  // The caller unwinds the threads this diagnosis leaves vague and diagnoses again with their
+  // native stacks (analysis's diagnose_with_native_stacks). A futex wait of a thread in torch's
+  // Python code is then left vague (ThreadDiagnosis::lock_search_deferred) before the candidate
+  // locks are searched for it: it is nearly always a collective its native frames name (DDP's
+  // backward), and the search (every object its frames' modules reach: thousands on a torch rank)
+  // is made by the next diagnosis only if those frames do not explain the wait. A caller that
+  // ends up without native stacks must diagnose again without this.
+  bool native_stacks_follow = false;
 };
+
+// Whether the thread runs torch's Python code (a frame's file is under a torch/ directory): a
+// vague wait there may be a collective that only its native frames name.
+bool runs_torch_code(const cpython::PythonThread& thread);
 
 ProcessDiagnosis diagnose(const DiagnosisInput& input);
 

@@ -140,13 +140,32 @@ def syscall_numbers(core):
     return numbers
 
 
-def analyze(coreanalyze, core):
-    result = subprocess.run([coreanalyze, core, "--json", "--native-all"],
+def analyze(coreanalyze, core, options=("--native-all",)):
+    result = subprocess.run([coreanalyze, core, "--json"] + list(options),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if result.returncode != 0:
-        raise cores.CoreError("coreanalyze --json --native-all exited %d: %s"
-                              % (result.returncode, result.stderr.decode("utf-8", "replace")))
+        raise cores.CoreError("coreanalyze --json %s exited %d: %s"
+                              % (" ".join(options), result.returncode,
+                                 result.stderr.decode("utf-8", "replace")))
     return json.loads(result.stdout.decode("utf-8"))
+
+
+def check_default_run(coreanalyze, core, report, truth):
+    """The default run (no --native: native stacks unwound only for the waits its Python frames
+    leave vague, a futex wait in torch's code before the locks are searched for it) must name the
+    main thread's wait as --native-all does: the same kind, and for a lock the same object and
+    what is known of its owner."""
+    plain = main_thread(analyze(coreanalyze, core, ()), truth)
+    full = main_thread(report, truth)
+    if plain is None or full is None:
+        return ["no main thread in the default run"]
+    got, want = blocked_on(plain), blocked_on(full)
+    fields = ["kind"] + (["object", "owner_unknown", "owner_native_thread_id", "holder_gone"] if want.get("kind") in ("lock", "rlock") else [])
+    differ = [name for name in fields if got.get(name) != want.get(name)]
+    if differ:
+        return ["the default run names another wait (%s) than --native-all: %r, not %r"
+                % (", ".join(differ), got, want)]
+    return []
 
 
 def python_frames(thread):
@@ -195,7 +214,8 @@ def check_process(coreanalyze, workdir, truth, check_more):
     try:
         cores.gcore(truth["pid"], core)
         report = analyze(coreanalyze, core)
-        return check_python_frames(report, truth) + check_more(report, truth, core)
+        return (check_python_frames(report, truth) + check_more(report, truth, core)
+                + check_default_run(coreanalyze, core, report, truth))
     except cores.CoreError as error:
         return [str(error)]
     finally:

@@ -225,6 +225,55 @@ TEST_P(ProcessAnalysisOfDeadlock, NoNativeStacksForWaitsTheDiagnosisNames) {
   }
 }
 
+// The same deadlock as if its threads ran torch's Python code (every frame's file moved under a
+// torch/ directory; the memory is the interpreter's own): a diagnosis that native stacks follow
+// leaves the workers' futex waits vague for them (a torch rank's are nearly always a collective
+// that only native frames name) and reads no candidate lock; and where no native stack comes (a
+// target that unwinds nothing) the analysis searches the locks itself: the interpreter's cycle.
+TEST_P(ProcessAnalysisOfDeadlock, LockSearchInTorchCodeWaitsForNativeStacks) {
+  DeadlockSnapshot snapshot(GetParam());
+  if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
+  auto read = cpython::analyze(snapshot.target(), cpython::AnalyzeOptions{});
+  ASSERT_TRUE(read) << read.error().describe();
+  cpython::ProcessStacks stacks = std::move(*read);
+  if (!stacks.threads.front().native_thread_id) GTEST_SKIP() << "2.7's thread states name no LWP";
+  for (cpython::PythonThread& thread : stacks.threads)
+    for (cpython::PythonFrame& frame : thread.frames) frame.file = "/usr/lib/python3/dist-packages/torch" + frame.file;
+  std::set<int64_t> expected_in_cycle;
+  for (const auto& lwp : snapshot.truth()["deadlocks"][0]) expected_in_cycle.insert(lwp.get<int64_t>());
+
+  diagnosis::DiagnosisInput input;
+  input.stacks = &stacks;
+  input.memory = &snapshot.target().memory();
+  input.os_threads = snapshot.target().threads();
+  input.pid = snapshot.target().process().pid;
+  diagnosis::DiagnosisMemo memo;
+  input.memo = &memo;
+  input.native_stacks_follow = true;
+  const diagnosis::ProcessDiagnosis first = diagnosis::diagnose(input);
+  std::set<int64_t> deferred;
+  for (size_t i = 0; i < first.threads.size(); ++i) {
+    if (!first.threads[i].lock_search_deferred) continue;
+    deferred.insert(static_cast<int64_t>(stacks.threads[i].native_thread_id.value_or(0)));
+    EXPECT_EQ(first.threads[i].blocked_on.kind, diagnosis::WaitKind::kSyscall);
+  }
+  EXPECT_EQ(deferred, expected_in_cycle);
+  EXPECT_TRUE(first.cycles.empty());
+  EXPECT_FALSE(memo.candidate_locks.has_value()) << "the candidate locks were read";
+  EXPECT_EQ(analysis::vague_threads(stacks, first), expected_in_cycle);
+
+  ObservedTarget target(snapshot.target());
+  target.mark = false;  // unwinds nothing
+  const diagnosis::ProcessDiagnosis final = analysis::diagnose_threads_of(target, stacks);
+  EXPECT_EQ(target.asked, expected_in_cycle);
+  ASSERT_EQ(final.cycles.size(), 1u);
+  std::set<int64_t> in_cycle;
+  for (size_t index : final.cycles[0].threads)
+    in_cycle.insert(static_cast<int64_t>(stacks.threads.at(index).native_thread_id.value_or(0)));
+  EXPECT_EQ(in_cycle, expected_in_cycle);
+  for (const diagnosis::ThreadDiagnosis& thread : final.threads) EXPECT_FALSE(thread.lock_search_deferred);
+}
+
 // A target that runs: read once as it runs, then held; a thread that woke while its stack was
 // read makes the stacks be read again, under a new hold, and walked again while held.
 TEST_P(ProcessAnalysisOfDeadlock, ReadAgainUnderANewHoldWhenAThreadWoke) {
