@@ -16,13 +16,12 @@
 #include "cpython/analyzer.h"
 #include "cpython/container_reader.h"
 #include "cpython/object_reader.h"
+#include "corpus_core.h"
 #include "targets/core_target.h"
 
 using namespace hangpy;
 
 namespace {
-
-const std::filesystem::path kDictCorpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
 
 // The same memory, with reads longer than `longest` bytes, and reads that touch the page at
 // `missing_page` (when set), refused as a core that did not save them refuses them.
@@ -72,23 +71,14 @@ std::optional<uint64_t> a_page_of_the_entries(const cpython::AddressSpace& memor
 class DictItemsOfProcesses : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DictItemsOfProcesses, APageAtATimeGivesWhatEntryByEntryGives) {
-  const std::filesystem::path source = kDictCorpus / GetParam();
-  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
-  if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
-  std::string name = GetParam();
-  for (char& c : name) if (c == '/' || c == '.') c = '-';
-  const std::filesystem::path core = std::filesystem::temp_directory_path() / ("hangpy-dicts-" + name + ".core");
-  const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
-  ASSERT_EQ(std::system(inflate.c_str()), 0);
-  targets::CoreOptions options;
-  options.core_path = core.string();
-  auto target = targets::CoreTarget::open(options);
-  std::filesystem::remove(core);  // the mapping keeps it readable
-  ASSERT_TRUE(target) << target.error().describe();
-  auto stacks = cpython::analyze(**target, {});
+  const test_support::CorpusCore opened = test_support::open_corpus_core(GetParam());
+  if (!opened.skip.empty()) GTEST_SKIP() << opened.skip;
+  ASSERT_TRUE(opened.target) << opened.error;
+  const targets::CoreTarget* target = opened.target.get();
+  auto stacks = cpython::analyze(*target, {});
   ASSERT_TRUE(stacks) << stacks.error().describe();
   const cpython::Layout& layout = *stacks->layout;
-  const cpython::AddressSpace& memory = (*target)->memory();
+  const cpython::AddressSpace& memory = target->memory();
   const cpython::ObjectReader objects(memory, layout);
   const cpython::ContainerReader containers(objects);
 
@@ -138,12 +128,16 @@ TEST_P(DictItemsOfProcesses, APageAtATimeGivesWhatEntryByEntryGives) {
       const Items cut_by_entry = items_through(missing_by_entry, layout, dict);
       ASSERT_EQ(cut.has_value(), cut_by_entry.has_value()) << "dict 0x" << std::hex << dict;
       EXPECT_FALSE(cut.has_value()) << "a page of the entries is missing, and the items were read";
-      if (cut) EXPECT_EQ(*cut, *cut_by_entry);
+      if (cut) {
+        EXPECT_EQ(*cut, *cut_by_entry);
+      }
       ++with_missing_page;
     }
   }
   EXPECT_GE(compared, 2u);
-  if (layout.variables.dict_model != cpython::DictModel::kOpenTable) EXPECT_GE(with_missing_page, 1u);
+  if (layout.variables.dict_model != cpython::DictModel::kOpenTable) {
+    EXPECT_GE(with_missing_page, 1u);
+  }
 
   // What must be there: threading's globals, whose _active the analysis named the threads by
   // (a frame's globals, or through sys.modules' "threading").

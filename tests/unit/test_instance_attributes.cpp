@@ -16,33 +16,24 @@
 #include "cpython/instance_attributes.h"
 #include "cpython/object_reader.h"
 #include "cpython/thread_names.h"
+#include "corpus_core.h"
 #include "targets/core_target.h"
 
 using namespace hangpy;
 
 namespace {
 
-const std::filesystem::path kAttributesCorpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
-
 class InstanceAttributesOfThreads : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(InstanceAttributesOfThreads, GetEachAnswersAsTheItemsDoNameByName) {
-  const std::filesystem::path source = kAttributesCorpus / GetParam() / "deadlock.core.zst";
-  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
-  if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
-  const std::filesystem::path core =
-      std::filesystem::temp_directory_path() / (std::string("hangpy-attributes-") + GetParam() + ".core");
-  const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
-  ASSERT_EQ(std::system(inflate.c_str()), 0);
-  targets::CoreOptions options;
-  options.core_path = core.string();
-  auto target = targets::CoreTarget::open(options);
-  std::filesystem::remove(core);  // the mapping keeps it readable
-  ASSERT_TRUE(target) << target.error().describe();
-  auto stacks = cpython::analyze(**target, {});
+  const test_support::CorpusCore opened = test_support::open_corpus_core(std::string(GetParam()) + "/deadlock.core.zst");
+  if (!opened.skip.empty()) GTEST_SKIP() << opened.skip;
+  ASSERT_TRUE(opened.target) << opened.error;
+  const targets::CoreTarget* target = opened.target.get();
+  auto stacks = cpython::analyze(*target, {});
   ASSERT_TRUE(stacks) << stacks.error().describe();
   const cpython::Layout& layout = *stacks->layout;
-  const cpython::ObjectReader objects((*target)->memory(), layout);
+  const cpython::ObjectReader objects(target->memory(), layout);
   const cpython::InstanceAttributes attributes(objects);
 
   const std::string name_attribute = layout.major == 2 ? "_Thread__name" : "_name";
@@ -50,7 +41,7 @@ TEST_P(InstanceAttributesOfThreads, GetEachAnswersAsTheItemsDoNameByName) {
   const std::vector<std::string_view> names = {name_attribute, "_no_such_attribute", "_tstate_lock",
                                                name_attribute, layout.locks.daemon_attribute, "_nome"};
   size_t named = 0;
-  const auto thread_objects = cpython::read_thread_objects((*target)->memory(), layout,
+  const auto thread_objects = cpython::read_thread_objects(target->memory(), layout,
                                                            stacks->threads.front().interpreter, stacks->threads);
   ASSERT_FALSE(thread_objects.empty());
   for (const auto& [ident, object] : thread_objects) {
