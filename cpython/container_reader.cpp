@@ -49,37 +49,40 @@ Expected<std::vector<std::pair<uint64_t, uint64_t>>> ContainerReader::entry_item
   const AddressSpace& memory = objects_.memory();
   const uint64_t values_array = split_values + objects_.layout().variables.dict_values_array;
   std::vector<std::pair<uint64_t, uint64_t>> items;
-  // Entry i, read by itself (the values of a split table always are): an error ends the items.
-  auto read_entry = [&](int64_t i) -> Expected<void> {
-    uint64_t entry = table.entries + static_cast<uint64_t>(i) * table.entry_size;
-    auto key = read_pointer(memory, entry + table.key_offset);
-    if (!key) return std::unexpected(key.error());
-    if (*key == 0) return {};  // a deleted entry
+  auto key_address = [&](int64_t i) {
+    return table.entries + static_cast<uint64_t>(i) * table.entry_size + table.key_offset;
+  };
+  // Entry i's value, read by itself (a split table's always are); an error ends the items.
+  auto add_value = [&](int64_t i, uint64_t key) -> Expected<void> {
     auto value = split_values != 0 ? read_pointer(memory, values_array + 8 * static_cast<uint64_t>(i))
-                                   : read_pointer(memory, entry + table.key_offset + 8);
+                                   : read_pointer(memory, key_address(i) + 8);
     if (!value) return std::unexpected(value.error());
-    if (*value != 0) items.emplace_back(*key, *value);
+    if (*value != 0) items.emplace_back(key, *value);
     return {};
   };
   constexpr uint64_t kPage = 4096;
   constexpr uint64_t kKeyAndValue = 16;
   std::array<uint64_t, kPage / 8 + 2> words{};  // one page of entries (and an entry across its end)
   for (int64_t i = 0; i < table.count && items.size() < cap;) {
-    const uint64_t first = table.entries + static_cast<uint64_t>(i) * table.entry_size + table.key_offset;
+    const uint64_t first = key_address(i);
     const uint64_t to_page_end = kPage - first % kPage;
     // The entries from i whose key and value end in first's page; at least entry i.
     int64_t n = to_page_end >= kKeyAndValue ? static_cast<int64_t>((to_page_end - kKeyAndValue) / table.entry_size) + 1 : 1;
     n = std::min(n, table.count - i);
     const uint64_t bytes = static_cast<uint64_t>(n - 1) * table.entry_size + kKeyAndValue;
     if (!memory.read(first, std::as_writable_bytes(std::span(words)).first(bytes))) {
-      for (int64_t k = i; k < i + n && items.size() < cap; ++k)
-        if (auto ok = read_entry(k); !ok) return std::unexpected(ok.error());
+      for (int64_t k = i; k < i + n && items.size() < cap; ++k) {
+        auto key = read_pointer(memory, key_address(k));
+        if (!key) return std::unexpected(key.error());
+        if (*key == 0) continue;  // a deleted entry
+        if (auto ok = add_value(k, *key); !ok) return std::unexpected(ok.error());
+      }
     } else {
       for (int64_t k = 0; k < n && items.size() < cap; ++k) {
         const size_t word = static_cast<size_t>(static_cast<uint64_t>(k) * table.entry_size / 8);
         if (words[word] == 0) continue;  // a deleted entry
         if (split_values != 0) {
-          if (auto ok = read_entry(i + k); !ok) return std::unexpected(ok.error());
+          if (auto ok = add_value(i + k, words[word]); !ok) return std::unexpected(ok.error());
         } else if (words[word + 1] != 0) {
           items.emplace_back(words[word], words[word + 1]);
         }

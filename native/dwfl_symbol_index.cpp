@@ -206,8 +206,10 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
   const uint64_t lowest = pcs.front();
   const uint64_t highest = pcs.back();
   // Symbol i, not above the highest pc, starting at `start` with `size` bytes, weighed on the
-  // pcs; its candidate (binding, search order, name) is built only where it covers one.
-  auto weigh = [&](int i, uint64_t start, uint64_t size) {
+  // pcs; its candidate (binding, search order, name) is built only where it covers one, unless
+  // the caller built it already (`built`).  // Inlined into each loop (gcc and clang): called once per symbol, a call
+  // cost a twentieth of the run's instructions.
+  auto weigh = [&](int i, uint64_t start, uint64_t size, const CodeSymbol* built) __attribute__((always_inline)) {
     // Most symbols of a big module lie wholly below the lowest pc: they weigh on all pcs (from 0).
     if (size == 0 && start <= lowest) {
       label_from[0] = std::max(label_from[0].value_or(0), start);
@@ -226,7 +228,7 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
     const uint64_t end = start + size;
     reach_from[from] = std::max(reach_from[from], end);
     if (pcs[from] >= end) return;  // it covers no pc
-    std::optional<CodeSymbol> symbol = source.symbol(i);
+    std::optional<CodeSymbol> symbol = built != nullptr ? std::optional<CodeSymbol>(*built) : source.symbol(i);
     if (!symbol) return;
     for (size_t j = from; j < n && pcs[j] < end; ++j) {
       symbol->name = source.name(*symbol);  // read for the few symbols that cover a pc
@@ -236,33 +238,23 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
   };
   const int count = source.count();
   if (const RawSymbolTable* raw = source.raw()) {
-    // The raw table's entries read in place, each once: most of a big module's symbols start
-    // above the highest pc or lie wholly below the lowest, and are folded here with the rules
-    // weigh() applies, before symbol() builds a candidate (binding, search order) that only the
-    // rest need. This loop is the pass's cost: ~100,000 symbols on a DDP rank (libtorch_cpu's
-    // 35,000, python3.11-dbg's 41,700...), where building a candidate for each was half of it.
+    // The raw table's entries read in place, each once, and weighed before symbol() builds a
+    // candidate (binding, search order) that only the few covering a pc need: most of a big
+    // module's symbols start above the highest pc or lie wholly below the lowest. This loop is
+    // the pass's cost: ~100,000 symbols on a DDP rank (libtorch_cpu's 35,000, python3.11-dbg's
+    // 41,700...), where building a candidate for each was half of it.
     const Elf64_Sym* entries = raw->entries();
     const uint64_t bias = raw->bias();
-    uint64_t reach_below = 0;  // folded into reach_from[0] and label_from[0] after the loop
-    std::optional<uint64_t> label_below;
     for (int i = 1; i < count; ++i) {
       const Elf64_Sym& entry = entries[i];
       const uint64_t start = entry.st_value + bias;  // RawSymbolTable::address
       if (start > highest || raw_entry_skipped(*raw, entry)) continue;
-      if (entry.st_size == 0 && start <= lowest) {
-        label_below = std::max(label_below.value_or(0), start);
-      } else if (entry.st_size != 0 && start + entry.st_size <= lowest) {
-        reach_below = std::max(reach_below, start + entry.st_size);
-      } else {
-        weigh(i, start, entry.st_size);
-      }
+      weigh(i, start, entry.st_size, nullptr);
     }
-    reach_from[0] = std::max(reach_from[0], reach_below);
-    if (label_below) label_from[0] = std::max(label_from[0].value_or(0), *label_below);
   } else {
     for (int i = 1; i < count; ++i) {
       if (source.starts_above(i, highest)) continue;  // as lower_bound's n, without the search
-      if (const std::optional<CodeSymbol> symbol = source.symbol(i)) weigh(i, symbol->start, symbol->size);
+      if (const std::optional<CodeSymbol> symbol = source.symbol(i)) weigh(i, symbol->start, symbol->size, &*symbol);
     }
   }
   std::vector<std::optional<SymbolAt>> found(n);

@@ -182,10 +182,6 @@ Expected<std::unique_ptr<ElfFile>> ElfFile::open_by_segments(const std::string& 
 
 Expected<std::unique_ptr<ElfFile>> ElfFile::from_image(std::vector<std::byte> image,
                                                        std::string name) {
-  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
-  if (image.empty()) {
-    return make_error(ErrorKind::kInvalidInput, fmt::format("{} is an empty image", name));
-  }
   auto handles = std::make_unique<Handles>();
   handles->buffer = std::move(image);
   const std::span<std::byte> bytes(handles->buffer);  // before `handles` is moved into the call
@@ -194,15 +190,15 @@ Expected<std::unique_ptr<ElfFile>> ElfFile::from_image(std::vector<std::byte> im
 
 Expected<std::unique_ptr<ElfFile>> ElfFile::from_borrowed_image(std::span<std::byte> image,
                                                                 std::string name) {
-  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
-  if (image.empty()) {
-    return make_error(ErrorKind::kInvalidInput, fmt::format("{} is an empty image", name));
-  }
   return open_image(image, std::move(name), std::make_unique<Handles>());
 }
 
 Expected<std::unique_ptr<ElfFile>> ElfFile::open_image(std::span<std::byte> image, std::string name,
                                                        std::unique_ptr<Handles> handles) {
+  if (!libelf_ready()) return make_error(ErrorKind::kIo, "libelf version mismatch");
+  if (image.empty()) {
+    return make_error(ErrorKind::kInvalidInput, fmt::format("{} is an empty image", name));
+  }
   handles->elf = elf_memory(reinterpret_cast<char*>(image.data()), image.size());
   if (handles->elf == nullptr) {
     return make_error(ErrorKind::kInvalidInput,

@@ -126,7 +126,8 @@ class ElfFile {
   ElfFile(std::string path, std::unique_ptr<Handles> handles);
   static Expected<std::unique_ptr<ElfFile>> finish_open(std::string path,
                                                         std::unique_ptr<Handles> handles);
-  // elf_memory over `image` (owned by `handles`, or borrowed), then finish_open.
+  // elf_memory over `image` (owned by `handles`, or borrowed), then finish_open; an empty image
+  // or a libelf that does not start is an error.
   static Expected<std::unique_ptr<ElfFile>> open_image(std::span<std::byte> image, std::string name,
                                                        std::unique_ptr<Handles> handles);
   Expected<void> read_headers();
