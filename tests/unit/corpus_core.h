@@ -3,6 +3,8 @@
 // keeping it readable. For the unit tests that read real processes' memory.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -31,7 +33,7 @@ inline CorpusCore open_corpus_core(const std::string& relative) {
   }
   std::string name = relative;
   for (char& c : name) if (c == '/') c = '-';
-  const std::filesystem::path core = std::filesystem::temp_directory_path() / ("hangpy-unit-" + name + ".core");
+  const std::filesystem::path core = std::filesystem::temp_directory_path() / ("hangpy-unit-" + name + "-" + std::to_string(::getpid()) + ".core");
   const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
   if (std::system(inflate.c_str()) != 0) {
     result.error = "zstd failed on " + source.string();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "targets/core_target.h"
 #include "cpython/debug_offsets.h"
@@ -44,7 +45,7 @@ class DebugOffsetsOf313 : public ::testing::Test {
     auto source = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus" / "pyenv-3.13" /
                   "deadlock.core.zst";
     if (!std::filesystem::exists(source)) GTEST_SKIP() << "no 3.13 snapshot in the corpus";
-    core_ = std::filesystem::temp_directory_path() / "hangpy-test-313.core";
+    core_ = std::filesystem::temp_directory_path() / ("hangpy-test-313-" + std::to_string(::getpid()) + ".core");
     std::string command = "zstd -q -d -f '" + source.string() + "' -o '" + core_.string() + "'";
     if (std::system(command.c_str()) != 0) GTEST_SKIP() << "zstd failed";
     targets::CoreOptions options;
@@ -107,7 +108,7 @@ TEST(DebugOffsetsOfTheCorpus, EveryCompiledTableAgreesWithItsRealProcesses) {
   const auto corpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus";
   if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
   std::set<std::string> compared;
-  const auto core = std::filesystem::temp_directory_path() / "hangpy-test-offsets.core";
+  const auto core = std::filesystem::temp_directory_path() / ("hangpy-test-offsets-" + std::to_string(::getpid()) + ".core");
   for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
     const auto source = entry.path() / "deadlock.core.zst";
     if (!std::filesystem::exists(source)) continue;

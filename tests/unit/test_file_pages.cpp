@@ -4,6 +4,7 @@
 // past the buffers' direct-read size, at offsets all over the file, its last page and past its
 // end among them; each read must give what a plain pread gives, and fail where it fails.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -26,7 +27,7 @@ TEST(FilePages, ReadsWhatTheFileHoldsThroughFewBuffers) {
   const std::filesystem::path source = kPagesCorpus / "pyenv-3.11" / "deadlock.core.zst";
   if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
   if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
-  const std::filesystem::path core = std::filesystem::temp_directory_path() / "hangpy-file-pages.core";
+  const std::filesystem::path core = std::filesystem::temp_directory_path() / ("hangpy-file-pages-" + std::to_string(::getpid()) + ".core");
   const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + core.string() + "'";
   ASSERT_EQ(std::system(inflate.c_str()), 0);
   auto file = symbols::ElfFile::open_by_segments(core.string());
@@ -70,8 +71,8 @@ TEST(FilePages, APaddedCoreReadsTheSameStacksThroughTheBuffers) {
   const std::filesystem::path source = kPagesCorpus / "pyenv-3.12" / "deadlock.core.zst";
   if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not in the corpus";
   if (std::system("zstd --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "zstd is not installed";
-  const std::filesystem::path small = std::filesystem::temp_directory_path() / "hangpy-file-pages-small.core";
-  const std::filesystem::path padded = std::filesystem::temp_directory_path() / "hangpy-file-pages-padded.core";
+  const std::filesystem::path small = std::filesystem::temp_directory_path() / ("hangpy-file-pages-small-" + std::to_string(::getpid()) + ".core");
+  const std::filesystem::path padded = std::filesystem::temp_directory_path() / ("hangpy-file-pages-padded-" + std::to_string(::getpid()) + ".core");
   const std::string inflate = "zstd -q -d -f '" + source.string() + "' -o '" + small.string() + "'";
   ASSERT_EQ(std::system(inflate.c_str()), 0);
   std::filesystem::copy_file(small, padded, std::filesystem::copy_options::overwrite_existing);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "targets/core_target.h"
@@ -22,7 +23,7 @@ namespace {
 TEST(NewerThanEveryTable, DebugOffsetsOverAnOlderTableReadThe315Process) {
   auto corpus = std::filesystem::path(HANGPY_TEST_DATA_DIR) / ".." / "corpus" / "sid-3.15";
   if (!std::filesystem::exists(corpus / "deadlock.core.zst")) GTEST_SKIP() << "no 3.15 snapshot";
-  auto core = std::filesystem::temp_directory_path() / "hangpy-test-315.core";
+  auto core = std::filesystem::temp_directory_path() / ("hangpy-test-315-" + std::to_string(::getpid()) + ".core");
   std::string command = "zstd -q -d -f '" + (corpus / "deadlock.core.zst").string() + "' -o '" +
                         core.string() + "'";
   if (std::system(command.c_str()) != 0) GTEST_SKIP() << "zstd failed";

@@ -8,6 +8,7 @@
 // and for a target that runs, a warm pass, then the stacks read while it is held, again when a
 // thread woke meanwhile, and nothing kept from a hold past its limit.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -35,7 +36,7 @@ class DeadlockSnapshot {
  public:
   explicit DeadlockSnapshot(const std::string& interpreter) {
     source_ = kCorpus / interpreter / "deadlock.core.zst";
-    core_ = std::filesystem::temp_directory_path() / ("hangpy-analysis-" + interpreter + ".core");
+    core_ = std::filesystem::temp_directory_path() / ("hangpy-analysis-" + interpreter + "-" + std::to_string(::getpid()) + ".core");
   }
   ~DeadlockSnapshot() { std::filesystem::remove(core_); }
 
