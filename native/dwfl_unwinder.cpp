@@ -125,6 +125,13 @@ int DwflUnwinder::Impl::find_elf(Dwfl_Module* module, void** userdata,
       // The vDSO and modules the core names by no file: libdwfl builds them from core memory.
       return dwfl_build_id_find_elf(module, userdata, module_name, base, file_name, elf);
     }
+    if (self->options.module_elf) {
+      if (Elf* shared = self->options.module_elf(module_name)) {
+        *file_name = ::strdup(path->c_str());
+        *elf = shared;  // libdwfl ends this reference with the module
+        return -1;
+      }
+    }
     FileDescriptor fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return -1;
     *file_name = ::strdup(path->c_str());

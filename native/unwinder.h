@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+typedef struct Elf Elf;  // libelf.h
+
 #include "base/error.h"
 #include "cpython/address_space.h"
 #include "cpython/target.h"
@@ -22,6 +24,11 @@ namespace hangpy::native {
 // The host file that stands for a module the core recorded at `recorded_path`; nullopt when
 // there is none (libdwfl then uses what the core itself holds of the module, if anything).
 using ModuleFileFinder = std::function<std::optional<std::string>(const std::string& recorded_path)>;
+
+// libelf's descriptor of that file as the shell already holds it, as a new reference the caller
+// ends (elf_end), or nullptr: libdwfl then reads the shell's mapping of the file instead of
+// opening and mapping it a second time.
+using ModuleElfSharer = std::function<Elf*(const std::string& recorded_path)>;
 
 // A thread's registers at the time of the core, in the DWARF numbering of its machine:
 //   x86-64: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, then the pc (the return-address
@@ -57,6 +64,7 @@ struct UnwinderOptions {
   // Empty for a live process: then memory, threads and modules below must all be given.
   std::string core_path;
   ModuleFileFinder module_file;
+  ModuleElfSharer module_elf;  // optional: with module_file, the file's descriptor to share
   // Separate debug files are looked up by build-id under sysroot + /usr/lib/debug/.build-id first,
   // then where elfutils looks by default (/usr/lib/debug, .gnu_debuglink next to the file).
   std::string sysroot;

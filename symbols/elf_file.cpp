@@ -611,6 +611,14 @@ Expected<void> ElfFile::read_file_offset(uint64_t offset, std::span<std::byte> o
   return {};
 }
 
+Elf* ElfFile::new_reference() const {
+  if (handles_->fd < 0 || handles_->mapping != nullptr || (type_ != ET_EXEC && type_ != ET_DYN)) return nullptr;
+  Elf* reference = elf_begin(handles_->fd, ELF_C_READ_MMAP, handles_->elf);
+  if (reference == handles_->elf) return reference;
+  if (reference != nullptr) elf_end(reference);  // not the same descriptor: nothing shared
+  return nullptr;
+}
+
 Expected<void> ElfFile::read_file_offset_unmapped(uint64_t offset, std::span<std::byte> out) const {
   if (handles_->fd < 0) return read_file_offset(offset, out);  // an image held in memory
   if (offset > image_.size() || image_.size() - offset < out.size()) {

@@ -23,6 +23,8 @@
 
 #include "base/error.h"
 
+typedef struct Elf Elf;  // libelf.h
+
 namespace hangpy::symbols {
 
 struct LoadSegment {
@@ -116,6 +118,12 @@ class ElfFile {
   // and scattered over a large file, since touching a mapped page faults in its neighbours too and
   // they all have to be unmapped again. Errors: as read_file_offset, and kIo when pread fails.
   Expected<void> read_file_offset_unmapped(uint64_t offset, std::span<std::byte> out) const;
+
+  // libelf's descriptor of a file opened by open(), as one more reference for another reader
+  // (libdwfl) to end with elf_end: libelf counts the references and keeps the mapping until the
+  // last is ended. nullptr for images, files opened by segments and files libdwfl would write
+  // to (relocatable objects, whose sections it relocates in place: this mapping is read-only).
+  Elf* new_reference() const;
 
  private:
   struct Handles;  // the libelf handle and what backs it (fd or owned buffer)

@@ -55,20 +55,36 @@ std::vector<std::string> PathResolver::candidates(const std::string& recorded_pa
   return result;
 }
 
+namespace {
+
+// Whether `candidate` stands for the file: a regular file, of the expected build-id if it has one.
+bool acceptable(const std::string& candidate, const std::optional<std::string>& expected_build_id,
+                std::unique_ptr<ElfFile>* opened) {
+  // stat(2) itself: std::filesystem parses the path into components first, which cost as much
+  // as the call when a core maps hundreds of files.
+  struct stat status {};
+  if (::stat(candidate.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
+  if (expected_build_id) {
+    auto file = ElfFile::open(candidate);
+    if (file && (*file)->build_id() && *(*file)->build_id() != *expected_build_id) return false;
+    if (file && opened != nullptr) *opened = std::move(*file);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> PathResolver::resolve(const std::string& recorded_path,
                                                  const std::optional<std::string>& expected_build_id,
                                                  std::unique_ptr<ElfFile>* opened) const {
+  // Without a sysroot or library directories the recorded path is the one candidate: asked
+  // without building the list (a torch rank's ~300 files are each asked for).
+  if (sysroot_.empty() && lib_paths_.empty()) {
+    if (acceptable(recorded_path, expected_build_id, opened)) return recorded_path;
+    return std::nullopt;
+  }
   for (const std::string& candidate : candidates(recorded_path)) {
-    // stat(2) itself: std::filesystem parses the path into components first, which cost as much
-    // as the call when a core maps hundreds of files.
-    struct stat status {};
-    if (::stat(candidate.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) continue;
-    if (expected_build_id) {
-      auto file = ElfFile::open(candidate);
-      if (file && (*file)->build_id() && *(*file)->build_id() != *expected_build_id) continue;
-      if (file && opened != nullptr) *opened = std::move(*file);
-    }
-    return candidate;
+    if (acceptable(candidate, expected_build_id, opened)) return candidate;
   }
   return std::nullopt;
 }

@@ -19,6 +19,7 @@
 #include "cpython/recording_target.h"
 #include "targets/zeroed_stacks.h"
 #include "symbols/elf_file.h"
+#include "symbols/elf_header_image.h"
 #include "symbols/module_placement.h"
 #include "symbols/debuginfod_fetch.h"
 #include "symbols/dependencies.h"
@@ -315,6 +316,9 @@ class CoreTargetImpl final : public CoreTarget {
   std::optional<std::string> module_file(const std::string& recorded_path) const override {
     return table_.module_file(recorded_path, file_of());
   }
+  const symbols::ElfFile* module_elf_file(const std::string& recorded_path) const override {
+    return table_.module_elf_file(recorded_path, file_of());
+  }
 
   std::optional<std::string> function_at(uint64_t pc) const override {
     return table_.function_at(pc, file_of(), bias_of());
@@ -361,16 +365,20 @@ class CoreTargetImpl final : public CoreTarget {
   }
 
   std::vector<cpython::MappedModule> modules() const override {
-    std::vector<cpython::MappedModule> result;
-    for (const Module& module : table_.modules()) {
-      // A snapshot keeps the mappings of the modules only, and no load biases.
-      if (snapshot_) {
-        result.push_back({module.recorded_path, module.start, module.end, 0});
-      } else if (is_elf(module)) {
-        result.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
+    // Made once: a core's modules do not change, and a torch rank's ~300 are asked for by the
+    // version probe, the asyncio check, the unwinder and the report alike.
+    std::call_once(modules_made_, [this] {
+      modules_.reserve(table_.modules().size());
+      for (const Module& module : table_.modules()) {
+        // A snapshot keeps the mappings of the modules only, and no load biases.
+        if (snapshot_) {
+          modules_.push_back({module.recorded_path, module.start, module.end, 0});
+        } else if (is_elf(module)) {
+          modules_.push_back({module.recorded_path, module.start, module.end, load_bias(module)});
+        }
       }
-    }
-    return result;
+    });
+    return modules_;
   }
 
  private:
@@ -405,6 +413,8 @@ class CoreTargetImpl final : public CoreTarget {
   std::vector<size_t> module_of_mapping_;  // parallel to core_->file_mappings()
   std::optional<size_t> executable_;       // index into table_.modules()
   std::unique_ptr<CoreMemory> memory_;
+  mutable std::once_flag modules_made_;
+  mutable std::vector<cpython::MappedModule> modules_;  // modules(), once made
   ProcessInfo process_;
   const CoreOptions options_;
 };
@@ -443,6 +453,12 @@ void CoreTargetImpl::read_saved_header(Module& module, std::vector<std::byte>& b
     const bool cut_by_us = image.size() == wanted && wanted < kMaxHeaderImageBytes;
     if (image.size() < SELFMAG || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return;
     const bool headers_fit = program_headers_end(image) <= image.size();
+    // The plain case without libelf (symbols/elf_header_image.h): a page holds it all.
+    if (auto facts = symbols::read_plain_header_image(image)) {
+      if (cut_by_us && !facts->build_id) continue;  // it lies further on
+      module.saved_header = SavedHeader{std::move(facts->build_id), std::move(facts->load_segments)};
+      return;
+    }
     auto elf = symbols::ElfFile::from_borrowed_image(image, module.recorded_path);
     if (!elf && probe) continue;
     if (!elf) return;

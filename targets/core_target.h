@@ -16,6 +16,10 @@
 #include "base/error.h"
 #include "cpython/target.h"
 
+namespace hangpy::symbols {
+class ElfFile;
+}
+
 namespace hangpy::targets {
 
 class CoreFile;
@@ -73,6 +77,8 @@ class CoreTarget : public analysis::ProcessTarget {
   // path), found as every other read of this target finds it (--exe, --sysroot, --lib-path,
   // build-id); nullopt when there is none. Opens the file on first need.
   virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
+  // The opened file behind that module, as module_file() finds it; nullptr when there is none.
+  virtual const symbols::ElfFile* module_elf_file(const std::string& recorded_path) const = 0;
   // The binaries this target has opened so far (executable, libraries), as host paths.
   virtual std::vector<std::string> opened_files() const = 0;
   // The name of the function whose symbol (.symtab or .dynsym of the module mapped there)

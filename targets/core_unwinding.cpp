@@ -6,6 +6,7 @@
 
 #include "native/merged_stacks.h"
 #include "native/recorded_stacks.h"
+#include "symbols/elf_file.h"
 #include "targets/core_file.h"
 
 namespace hangpy::targets {
@@ -41,10 +42,15 @@ CoreUnwinding::CoreUnwinding(const CoreTarget& target, bool inlined_frames)
   options_.sysroot = target.options().sysroot;
   options_.inlined_frames = inlined_frames;
   options_.memory = &target.memory();
-  for (const cpython::MappedModule& module : target.modules())
-    options_.modules.push_back({module.path, module.start, module.end});
+  for (cpython::MappedModule& module : target.modules())
+    options_.modules.push_back({std::move(module.path), module.start, module.end});
   add_vdso(target.core(), options_);
   options_.module_file = [&target](const std::string& recorded_path) { return target.module_file(recorded_path); };
+  // libdwfl reads the files through the target's own descriptors: each is opened and mapped once.
+  options_.module_elf = [&target](const std::string& recorded_path) -> Elf* {
+    const symbols::ElfFile* file = target.module_elf_file(recorded_path);
+    return file != nullptr ? file->new_reference() : nullptr;
+  };
   // A snapshot's recorded stacks stand for its threads: it has neither the binaries nor the stack
   // pages an unwinder would read, so a thread it did not record has no native stack (and a
   // snapshot written from it records the same stacks again: it stays a fixed point).
@@ -71,7 +77,7 @@ native::MergedStacks CoreUnwinding::merged(const cpython::ProcessStacks& stacks,
   if (!snapshot_ && !more.empty()) {
     if (!opened_) {
       options_.threads = std::move(more);
-      opened_ = native::open_unwinder(options_);
+      opened_ = native::open_unwinder(std::move(options_));  // opened once: options_ is done with
     } else if (*opened_) {
       (**opened_)->add_threads(std::move(more));
     }

@@ -6,6 +6,7 @@
 
 #include "native/unwinder.h"
 #include "native/merged_stacks.h"
+#include "symbols/elf_file.h"
 #include "targets/live_target.h"
 #include "targets/thread_pointers.h"
 
@@ -69,6 +70,10 @@ class LiveUnwinding final : public analysis::NativeUnwinding {
       }
     }
     options.module_file = [&live](const std::string& recorded_path) { return live.module_file(recorded_path); };
+    options.module_elf = [&live](const std::string& recorded_path) -> Elf* {
+      const symbols::ElfFile* file = live.module_elf_file(recorded_path);
+      return file != nullptr ? file->new_reference() : nullptr;
+    };
     options_ = std::move(options);
   }
 

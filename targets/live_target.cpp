@@ -185,6 +185,9 @@ class LiveTargetImpl final : public LiveTarget {
   std::optional<std::string> module_file(const std::string& recorded_path) const override {
     return table_.module_file(recorded_path, file_of());
   }
+  const symbols::ElfFile* module_elf_file(const std::string& recorded_path) const override {
+    return table_.module_elf_file(recorded_path, file_of());
+  }
 
   std::optional<cpython::MemoryRange> vdso() const override {
     for (const MapsLine& line : maps_)

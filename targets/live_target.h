@@ -19,6 +19,10 @@
 #include "base/error.h"
 #include "cpython/target.h"
 
+namespace hangpy::symbols {
+class ElfFile;
+}
+
 namespace hangpy::targets {
 
 // Why a live process cannot be analysed: the exit code depends on it.
@@ -54,6 +58,8 @@ class LiveTarget : public analysis::ProcessTarget {
   // The host path of the file the process mapped at `recorded_path` (as /proc/PID/maps names
   // it), opened on first need; nullopt when there is none.
   virtual std::optional<std::string> module_file(const std::string& recorded_path) const = 0;
+  // The opened file behind that module, as module_file() finds it; nullptr when there is none.
+  virtual const symbols::ElfFile* module_elf_file(const std::string& recorded_path) const = 0;
   // Where the vDSO is mapped ([start, end)), if it is.
   virtual std::optional<cpython::MemoryRange> vdso() const = 0;
   // The threads' registers as ptrace read them while the process was stopped; until this is

@@ -84,12 +84,15 @@ class ModuleTable {
     return std::nullopt;
   }
 
-  // The host path of the file behind the module recorded at `recorded_path`.
+  // The file behind the module recorded at `recorded_path` (nullptr: none), and its host path.
+  template <typename FileOf>
+  const symbols::ElfFile* module_elf_file(const std::string& recorded_path, FileOf file_of) const {
+    auto it = index_by_path_.find(recorded_path);
+    return it == index_by_path_.end() ? nullptr : file_of(modules_[it->second]);
+  }
   template <typename FileOf>
   std::optional<std::string> module_file(const std::string& recorded_path, FileOf file_of) const {
-    auto it = index_by_path_.find(recorded_path);
-    if (it == index_by_path_.end()) return std::nullopt;
-    const symbols::ElfFile* file = file_of(modules_[it->second]);
+    const symbols::ElfFile* file = module_elf_file(recorded_path, file_of);
     return file ? std::optional<std::string>(file->path()) : std::nullopt;
   }
 
