@@ -278,8 +278,12 @@ void set_python2_unicode_width(const Target& target, ProcessStacks& result) {
 
 // Each interpreter has its own threading module: names come from the thread's own interpreter
 // (one OS thread can have a thread state in several).
+// `thread_objects` receives every interpreter's Thread objects, the first interpreter's first
+// (ProcessStacks::thread_objects).
 void name_threads_of(const AddressSpace& memory, const Layout& layout,
-                     std::vector<PythonThread>& threads) {
+                     std::vector<PythonThread>& threads,
+                     std::optional<std::unordered_map<uint64_t, uint64_t>>& thread_objects) {
+  thread_objects.emplace();
   std::vector<uint64_t> interpreters;
   for (const PythonThread& thread : threads) {
     if (std::find(interpreters.begin(), interpreters.end(), thread.interpreter) == interpreters.end())
@@ -289,7 +293,9 @@ void name_threads_of(const AddressSpace& memory, const Layout& layout,
     std::vector<PythonThread> own;
     for (const PythonThread& thread : threads)
       if (thread.interpreter == interpreter) own.push_back(thread);
-    auto names = read_thread_names(memory, layout, interpreter, own);
+    const auto objects = read_thread_objects(memory, layout, interpreter, own);
+    for (const auto& entry : objects) thread_objects->insert(entry);
+    auto names = names_of_thread_objects(memory, layout, objects);
     for (PythonThread& thread : threads) {
       if (thread.interpreter != interpreter) continue;
       if (auto name = names.find(thread.thread_id); name != names.end()) thread.name = name->second;
@@ -306,7 +312,7 @@ void name_threads_of(const AddressSpace& memory, const Layout& layout,
 }  // namespace
 
 void name_threads(const Target& target, ProcessStacks& stacks) {
-  if (stacks.layout) name_threads_of(target.memory(), *stacks.layout, stacks.threads);
+  if (stacks.layout) name_threads_of(target.memory(), *stacks.layout, stacks.threads, stacks.thread_objects);
 }
 
 Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& options) {
@@ -388,7 +394,7 @@ Expected<ProcessStacks> analyze(const Target& target, const AnalyzeOptions& opti
   match_namespaced_threads(natives, result.threads);
   fill_lwps_from_thread_pointers(target, natives, result.threads);
   result.threads_without_python = threads_without_python(natives, result.threads);
-  if (options.name_threads) name_threads_of(target.memory(), layout, result.threads);
+  if (options.name_threads) name_threads_of(target.memory(), layout, result.threads, result.thread_objects);
   if (auto finalizing = read_finalizing_thread_state(target, layout, fit->runtime)) {
     result.finalizing = *finalizing != 0;
     result.finalizing_thread_state = *finalizing;

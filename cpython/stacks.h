@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/error.h"
@@ -71,6 +72,9 @@ struct ProcessStacks {
   std::optional<uint64_t> gil_address;
   bool gil_disabled = false;  // free-threaded build running without a GIL
   std::vector<PythonThread> threads;
+  // threading's Thread objects by ident (threading._active of every interpreter), as naming the
+  // threads found them, for the diagnosis to read their attributes; nullopt: not looked for.
+  std::optional<std::unordered_map<uint64_t, uint64_t>> thread_objects;
   // Whether the interpreter is shutting down (Py_Finalize has begun tearing it down); nullopt
   // where the version keeps no such record (2.7) or it could not be read.
   std::optional<bool> finalizing;

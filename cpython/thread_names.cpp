@@ -87,11 +87,16 @@ std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& 
                                                             const Layout& layout,
                                                             uint64_t interpreter,
                                                             const std::vector<PythonThread>& threads) {
+  return names_of_thread_objects(memory, layout, read_thread_objects(memory, layout, interpreter, threads));
+}
+
+std::unordered_map<uint64_t, std::string> names_of_thread_objects(
+    const AddressSpace& memory, const Layout& layout, const std::unordered_map<uint64_t, uint64_t>& thread_objects) {
   std::unordered_map<uint64_t, std::string> names;
   ObjectReader objects(memory, layout);
   InstanceAttributes attributes(objects);
   const std::string name_attribute(layout.thread_name_attribute);
-  for (const auto& [ident, thread] : read_thread_objects(memory, layout, interpreter, threads)) {
+  for (const auto& [ident, thread] : thread_objects) {
     auto name_object = attributes.get(thread, name_attribute);
     if (!name_object || *name_object == 0) continue;
     if (auto name = objects.read_string(*name_object)) names.emplace(ident, std::move(*name));

@@ -21,6 +21,9 @@ std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& 
                                                             const Layout& layout,
                                                             uint64_t interpreter,
                                                             const std::vector<PythonThread>& threads);
+// The names of Thread objects read_thread_objects found, by ident.
+std::unordered_map<uint64_t, std::string> names_of_thread_objects(
+    const AddressSpace& memory, const Layout& layout, const std::unordered_map<uint64_t, uint64_t>& objects);
 
 // The threading.Thread object of each thread threading knows (threading._active), by ident;
 // found the same way as the names.

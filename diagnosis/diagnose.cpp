@@ -502,9 +502,13 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
   result.no_gil = stacks.gil_disabled;
   context.memo = input.memo;
   context.native_stacks_follow = input.native_stacks_follow;
+  const bool held_memo = input.memo != nullptr && input.memo->held_through_with &&
+                         input.memo->held_through_with->size() == stacks.threads.size();
+  std::vector<std::vector<uint64_t>> held_found;
   for (size_t index = 0; index < stacks.threads.size(); ++index) {
     const PythonThread& thread = stacks.threads[index];
-    std::vector<uint64_t> held = context.locks.held_through_with(thread);
+    std::vector<uint64_t> held = held_memo ? (*input.memo->held_through_with)[index] : context.locks.held_through_with(thread);
+    if (!held_memo) held_found.push_back(held);
     // The lock a thread is blocked acquiring is not one it holds, though every version pushes
     // the `with`'s __exit__ before calling __enter__ in the frame that acquires it; a `with` of
     // the same lock in an outer frame is the thread's own (a Lock is not reentrant), unless that
@@ -526,11 +530,14 @@ ProcessDiagnosis diagnose(const DiagnosisInput& input) {
     }
     context.held.push_back(std::move(held));
   }
+  if (input.memo != nullptr && !held_memo) input.memo->held_through_with = std::move(held_found);
 
   // threading's Thread objects, per interpreter (each has its own threading module).
   std::unordered_map<uint64_t, uint64_t>& thread_objects = context.thread_objects;
   if (input.memo != nullptr && input.memo->thread_objects) {
     thread_objects = *input.memo->thread_objects;
+  } else if (stacks.thread_objects) {
+    thread_objects = *stacks.thread_objects;  // read as the threads were named
   } else {
     std::vector<uint64_t> interpreters;
     for (const PythonThread& thread : stacks.threads)

@@ -170,6 +170,9 @@ struct DiagnosisMemo {
   // threading's Thread objects by ident (found through sys.modules when no frame runs threading
   // code: a torch rank's 1,500 module names compared).
   std::optional<std::unordered_map<uint64_t, uint64_t>> thread_objects;
+  // The locks each thread holds through a `with` (LockReader::held_through_with over all its
+  // frames), by thread index: every slot of its value stacks has its type read.
+  std::optional<std::vector<std::vector<uint64_t>>> held_through_with;
 };
 
 struct DiagnosisInput {

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/process_analysis.h"
+#include "cpython/thread_names.h"
 #include "targets/core_target.h"
 
 using namespace hangpy;
@@ -273,6 +274,73 @@ TEST_P(ProcessAnalysisOfDeadlock, LockSearchInTorchCodeWaitsForNativeStacks) {
     in_cycle.insert(static_cast<int64_t>(stacks.threads.at(index).native_thread_id.value_or(0)));
   EXPECT_EQ(in_cycle, expected_in_cycle);
   for (const diagnosis::ThreadDiagnosis& thread : final.threads) EXPECT_FALSE(thread.lock_search_deferred);
+}
+
+// What a read keeps for the diagnosis is what the diagnosis would read anew: threading's Thread
+// objects as naming the threads found them (ProcessStacks::thread_objects), and each thread's
+// locks held through a `with`, kept in the memo by the first diagnosis for the second (made with
+// native stacks). Both are the interpreter's truth here (the workers' held locks), and a
+// diagnosis given them answers as one that reads everything itself.
+TEST_P(ProcessAnalysisOfDeadlock, KeptThreadObjectsAndHeldLocksAnswerAsReadAnew) {
+  DeadlockSnapshot snapshot(GetParam());
+  if (std::string why = snapshot.open(); !why.empty()) GTEST_SKIP() << why;
+  auto read = cpython::analyze(snapshot.target(), cpython::AnalyzeOptions{});
+  ASSERT_TRUE(read) << read.error().describe();
+  const cpython::ProcessStacks stacks = std::move(*read);
+  ASSERT_TRUE(stacks.thread_objects.has_value());
+  EXPECT_EQ(*stacks.thread_objects, cpython::read_thread_objects(snapshot.target().memory(), *stacks.layout,
+                                                                 stacks.threads.front().interpreter, stacks.threads));
+  EXPECT_EQ(stacks.thread_objects->size(), snapshot.truth()["threads"].size());
+
+  auto diagnose = [&](const cpython::ProcessStacks& given, diagnosis::DiagnosisMemo* memo) {
+    diagnosis::DiagnosisInput input;
+    input.stacks = &given;
+    input.memory = &snapshot.target().memory();
+    input.os_threads = snapshot.target().threads();
+    input.pid = snapshot.target().process().pid;
+    input.memo = memo;
+    return diagnosis::diagnose(input);
+  };
+  cpython::ProcessStacks without = stacks;
+  without.thread_objects.reset();
+  const diagnosis::ProcessDiagnosis anew = diagnose(without, nullptr);
+  diagnosis::DiagnosisMemo memo;
+  const diagnosis::ProcessDiagnosis first = diagnose(stacks, &memo);
+  ASSERT_TRUE(memo.held_through_with.has_value());
+  ASSERT_EQ(memo.held_through_with->size(), stacks.threads.size());
+  const diagnosis::ProcessDiagnosis second = diagnose(stacks, &memo);
+  for (size_t i = 0; i < stacks.threads.size(); ++i) {
+    const std::string ident = std::to_string(stacks.threads[i].thread_id);
+    std::set<uint64_t> expected_held;
+    if (snapshot.truth()["held_locks"].contains(ident))
+      for (const auto& lock : snapshot.truth()["held_locks"][ident])
+        expected_held.insert(std::stoull(lock.get<std::string>(), nullptr, 16));
+    // Kept as the frames show them: a `with` acquiring the waited lock has pushed its __exit__
+    // already (the diagnosis takes that one out); a join's wait is no `with`.
+    const std::vector<uint64_t>& kept = (*memo.held_through_with)[i];
+    std::set<uint64_t> kept_but_waited(kept.begin(), kept.end());
+    for (uint64_t lock : expected_held) EXPECT_EQ(kept_but_waited.erase(lock), 1u) << "thread " << ident;
+    if (anew.threads.at(i).blocked_on.object) kept_but_waited.erase(*anew.threads.at(i).blocked_on.object);
+    EXPECT_TRUE(kept_but_waited.empty()) << "thread " << ident;
+    for (const diagnosis::ProcessDiagnosis* other : {&first, &second}) {
+      const diagnosis::ThreadDiagnosis& a = anew.threads.at(i);
+      const diagnosis::ThreadDiagnosis& b = other->threads.at(i);
+      EXPECT_EQ(a.held_locks, b.held_locks) << "thread " << ident;
+      EXPECT_EQ(a.blocked_on.kind, b.blocked_on.kind) << "thread " << ident;
+      EXPECT_EQ(a.blocked_on.what, b.blocked_on.what) << "thread " << ident;
+      EXPECT_EQ(a.blocked_on.object, b.blocked_on.object) << "thread " << ident;
+      EXPECT_EQ(a.blocked_on.owner, b.blocked_on.owner) << "thread " << ident;
+      EXPECT_EQ(a.daemon, b.daemon) << "thread " << ident;
+    }
+  }
+  ASSERT_EQ(anew.cycles.size(), snapshot.truth()["deadlocks"].size());
+  for (const diagnosis::ProcessDiagnosis* other : {&first, &second}) {
+    ASSERT_EQ(other->cycles.size(), anew.cycles.size());
+    for (size_t c = 0; c < anew.cycles.size(); ++c) {
+      EXPECT_EQ(other->cycles[c].threads, anew.cycles[c].threads);
+      EXPECT_EQ(other->cycles[c].text, anew.cycles[c].text);
+    }
+  }
 }
 
 // A target that runs: read once as it runs, then held; a thread that woke while its stack was
