@@ -83,13 +83,6 @@ std::unordered_map<uint64_t, uint64_t> read_thread_objects(const AddressSpace& m
   return objects_by_ident;
 }
 
-std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
-                                                            const Layout& layout,
-                                                            uint64_t interpreter,
-                                                            const std::vector<PythonThread>& threads) {
-  return names_of_thread_objects(memory, layout, read_thread_objects(memory, layout, interpreter, threads));
-}
-
 std::unordered_map<uint64_t, std::string> names_of_thread_objects(
     const AddressSpace& memory, const Layout& layout, const std::unordered_map<uint64_t, uint64_t>& thread_objects) {
   std::unordered_map<uint64_t, std::string> names;

@@ -13,23 +13,18 @@
 
 namespace hangpy::cpython {
 
+// The threading.Thread object of each thread threading knows (threading._active), by ident.
 // Empty when the process has not imported threading or the layout cannot say. The threading
 // module's globals come from a frame running threading.py code, else from an outermost frame's
 // `threading` global (a script that imported it), else from sys.modules: cheapest first, as
 // sys.modules means reading every module's name.
-std::unordered_map<uint64_t, std::string> read_thread_names(const AddressSpace& memory,
-                                                            const Layout& layout,
-                                                            uint64_t interpreter,
-                                                            const std::vector<PythonThread>& threads);
-// The names of Thread objects read_thread_objects found, by ident.
-std::unordered_map<uint64_t, std::string> names_of_thread_objects(
-    const AddressSpace& memory, const Layout& layout, const std::unordered_map<uint64_t, uint64_t>& objects);
-
-// The threading.Thread object of each thread threading knows (threading._active), by ident;
-// found the same way as the names.
 std::unordered_map<uint64_t, uint64_t> read_thread_objects(const AddressSpace& memory,
                                                            const Layout& layout,
                                                            uint64_t interpreter,
                                                            const std::vector<PythonThread>& threads);
+
+// The names (threading.Thread.name) of Thread objects read_thread_objects found, by ident.
+std::unordered_map<uint64_t, std::string> names_of_thread_objects(
+    const AddressSpace& memory, const Layout& layout, const std::unordered_map<uint64_t, uint64_t>& objects);
 
 }  // namespace hangpy::cpython

@@ -245,26 +245,12 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
     // 41,700...), where building a candidate for each was half of it.
     const Elf64_Sym* entries = raw->entries();
     const uint64_t bias = raw->bias();
-    // What the symbols wholly below the lowest pc weigh on all pcs (weigh()'s first two cases),
-    // kept in locals: the compiler cannot keep reach_from[0] in a register across the loop (a
-    // store to it might change the entries), and a quarter of a big module's symbols lie there.
-    uint64_t reach_below = 0;
-    std::optional<uint64_t> label_below;
     for (int i = 1; i < count; ++i) {
       const Elf64_Sym& entry = entries[i];
       const uint64_t start = entry.st_value + bias;  // RawSymbolTable::address
       if (start > highest || raw_entry_skipped(*raw, entry)) continue;
-      const uint64_t size = entry.st_size;
-      if (size == 0 && start <= lowest) {
-        label_below = std::max(label_below.value_or(0), start);
-      } else if (size != 0 && start + size <= lowest) {
-        reach_below = std::max(reach_below, start + size);
-      } else {
-        weigh(i, start, size, nullptr);
-      }
+      weigh(i, start, entry.st_size, nullptr);
     }
-    reach_from[0] = std::max(reach_from[0], reach_below);
-    if (label_below) label_from[0] = std::max(label_from[0].value_or(0), *label_below);
   } else {
     for (int i = 1; i < count; ++i) {
       if (source.starts_above(i, highest)) continue;  // as lower_bound's n, without the search
