@@ -191,25 +191,150 @@ std::optional<SymbolAt> DwflSymbolIndex::find(uint64_t pc) const {
 }  // namespace hangpy::native
 
 namespace hangpy::native {
+namespace {
+
+// Where a symbol may cover one of a few pcs, told from its start and size alone: the span from a
+// bucket below the lowest pc to the highest cut into at most kBuckets buckets of 2^shift bytes (at
+// least 4 KB, more than most functions), and each bucket marked that holds a pc or lies just
+// before one. A symbol smaller than a bucket can cover a pc only from a marked bucket.
+//
+// Why: most of a big module's symbols cover no pc, and telling so from their addresses by
+// comparisons (below the lowest pc, above the highest, between two) branches on data the
+// processor cannot predict in a table ordered by file and name: a third of the pass went in
+// mispredicted branches. Here each symbol costs a shift, a clamp and one byte read, and the branch
+// on that byte is almost never taken.
+class CoverFilter {
+ public:
+  explicit CoverFilter(const std::vector<uint64_t>& pcs) {
+    const uint64_t lowest = pcs.front();
+    const uint64_t highest = pcs.back();
+    while (shift_ < 62 && ((highest - lowest) >> shift_) >= kBuckets - 4) ++shift_;
+    const uint64_t bucket = uint64_t{1} << shift_;
+    const uint64_t lowest_bucket = lowest & ~(bucket - 1);
+    floor_ = lowest_bucket >= bucket ? lowest_bucket - bucket : 0;
+    buckets_ = static_cast<size_t>((highest - floor_) >> shift_) + 1;
+    near_.assign(buckets_ + 1, 0);  // near_[buckets_]: every address outside the span
+    for (const uint64_t pc : pcs) {
+      const size_t at = static_cast<size_t>((pc - floor_) >> shift_);
+      near_[at] = 1;
+      if (at > 0) near_[at - 1] = 1;
+    }
+  }
+
+  // False where the symbol covers none of the pcs for sure.
+  bool may_cover(uint64_t start, uint64_t size) const {
+    // start below the floor wraps to a huge offset: clamped to the unmarked last entry (such a
+    // symbol smaller than a bucket ends before the lowest pc).
+    const size_t at = static_cast<size_t>(std::min<uint64_t>((start - floor_) >> shift_, buckets_));
+    return (near_[at] | static_cast<uint8_t>(size >= (uint64_t{1} << shift_))) != 0;
+  }
+
+ private:
+  static constexpr uint64_t kBuckets = 4096;
+  int shift_ = 12;
+  uint64_t floor_ = 0;
+  size_t buckets_ = 0;
+  std::vector<uint8_t> near_;
+};
+
+// find_in_one_pass over a raw table (RawSymbolTable): the same answers (see weigh() there), each
+// symbol first asked of a CoverFilter, and only the few it lets through searched among the pcs;
+// their type and section are read only where they cover a pc or are sizeless. A pc no sized
+// symbol covers is decided after the pass: without a sizeless label at or below it, it has no
+// symbol; with one, libdwfl's own search is asked when no sized symbol starting at or below the pc
+// ends above the label (libdwfl's "min_label"), which a second pass finds out, ending at the
+// first such symbol (almost always among the first few: the label is far below).
+std::vector<std::optional<SymbolAt>> raw_table_pass(Dwfl_Module* module, const SymbolSource& source,
+                                                    const RawSymbolTable& raw, const std::vector<uint64_t>& pcs) {
+  const size_t n = pcs.size();
+  const CoverFilter filter(pcs);
+  std::vector<std::optional<CodeSymbol>> best(n);
+  std::vector<uint64_t> labels;  // the starts of the sizeless symbols not above the highest pc
+  const uint64_t highest = pcs.back();
+  const Elf64_Sym* entries = raw.entries();
+  const uint64_t bias = raw.bias();
+  const int count = source.count();
+  for (int i = 1; i < count; ++i) {
+    const Elf64_Sym& entry = entries[i];
+    const uint64_t start = entry.st_value + bias;  // RawSymbolTable::address
+    const bool sizeless = entry.st_size == 0;
+    if (__builtin_expect(filter.may_cover(start, entry.st_size), 0)) {
+      if (sizeless) {  // a label near a pc
+        if (start <= highest && !raw_entry_skipped(raw, entry)) labels.push_back(start);
+        continue;
+      }
+      const uint64_t end = start + entry.st_size;
+      const size_t from = static_cast<size_t>(std::lower_bound(pcs.begin(), pcs.end(), start) - pcs.begin());
+      if (from == n || pcs[from] >= end || raw_entry_skipped(raw, entry)) continue;  // it covers no pc
+      std::optional<CodeSymbol> symbol = source.symbol(i);
+      if (!symbol) continue;
+      for (size_t j = from; j < n && pcs[j] < end; ++j) {
+        symbol->name = source.name(*symbol);  // read for the few symbols that cover a pc
+        if (symbol->name[0] == '\0') break;
+        if (!best[j] || preferred(*symbol, *best[j])) best[j] = symbol;
+      }
+    } else if (__builtin_expect(sizeless & (start <= highest), 0) && !raw_entry_skipped(raw, entry)) {
+      // (One branch for both tests: on `start <= highest` alone the processor would guess.)
+      labels.push_back(start);
+    }
+  }
+  std::vector<std::optional<SymbolAt>> found(n);
+  // The pcs no sized symbol covers but a label lies at or below, with that label (the highest).
+  std::sort(labels.begin(), labels.end());
+  std::vector<std::pair<size_t, uint64_t>> weighed;
+  for (size_t j = 0; j < n; ++j) {
+    if (best[j]) {
+      found[j] = SymbolAt{best[j]->name, pcs[j] - best[j]->start};
+      continue;
+    }
+    const auto above = std::upper_bound(labels.begin(), labels.end(), pcs[j]);
+    if (above != labels.begin()) weighed.emplace_back(j, *std::prev(above));
+  }
+  if (weighed.empty()) return found;
+  // A sized symbol starting at or below the pc and ending above its label puts the label out of
+  // reach (libdwfl's "min_label"): the pc then has no symbol.
+  std::vector<bool> out_of_reach(weighed.size(), false);
+  size_t left = weighed.size();
+  for (int i = 1; i < count && left > 0; ++i) {
+    const Elf64_Sym& entry = entries[i];
+    if (entry.st_size == 0) continue;
+    const uint64_t start = entry.st_value + bias;
+    const uint64_t end = start + entry.st_size;
+    for (size_t k = 0; k < weighed.size(); ++k) {
+      if (out_of_reach[k] || start > pcs[weighed[k].first] || end <= weighed[k].second) continue;
+      if (raw_entry_skipped(raw, entry)) break;
+      out_of_reach[k] = true;
+      --left;
+    }
+  }
+  for (size_t k = 0; k < weighed.size(); ++k) {
+    if (!out_of_reach[k]) found[weighed[k].first] = libdwfl_lookup(module, pcs[weighed[k].first]);
+  }
+  return found;
+}
+
+}  // namespace
 
 std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Module* module,
                                                                        const std::vector<uint64_t>& pcs) {
   const size_t n = pcs.size();
   if (n == 0) return {};
+  const SymbolSource source(module);
+  if (const RawSymbolTable* raw = source.raw()) return raw_table_pass(module, source, *raw, pcs);
+  // Else each symbol through SymbolSource (libdwfl's calls where the table is not read raw).
   std::vector<std::optional<CodeSymbol>> best(n);
   // A symbol starting at s weighs on every pc from lower_bound(s) on: its end on their reach
   // (find()'s max_end_), a label's start on their last label. Kept at that first pc only, and
   // carried forward after the pass, they cost one binary search per symbol.
   std::vector<uint64_t> reach_from(n, 0);
   std::vector<std::optional<uint64_t>> label_from(n);
-  const SymbolSource source(module);
   const uint64_t lowest = pcs.front();
   const uint64_t highest = pcs.back();
-  // Symbol i, not above the highest pc, starting at `start` with `size` bytes, weighed on the
-  // pcs; its candidate (binding, search order, name) is built only where it covers one, unless
-  // the caller built it already (`built`).  // Inlined into each loop (gcc and clang): called once per symbol, a call
-  // cost a twentieth of the run's instructions.
-  auto weigh = [&](int i, uint64_t start, uint64_t size, const CodeSymbol* built) __attribute__((always_inline)) {
+  // A symbol not above the highest pc weighed on the pcs: its start and end on their labels and
+  // reach, and where it covers one, as a candidate.
+  auto weigh = [&](const CodeSymbol& candidate) {
+    const uint64_t start = candidate.start;
+    const uint64_t size = candidate.size;
     // Most symbols of a big module lie wholly below the lowest pc: they weigh on all pcs (from 0).
     if (size == 0 && start <= lowest) {
       label_from[0] = std::max(label_from[0].value_or(0), start);
@@ -228,8 +353,7 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
     const uint64_t end = start + size;
     reach_from[from] = std::max(reach_from[from], end);
     if (pcs[from] >= end) return;  // it covers no pc
-    std::optional<CodeSymbol> symbol = built != nullptr ? std::optional<CodeSymbol>(*built) : source.symbol(i);
-    if (!symbol) return;
+    std::optional<CodeSymbol> symbol = candidate;
     for (size_t j = from; j < n && pcs[j] < end; ++j) {
       symbol->name = source.name(*symbol);  // read for the few symbols that cover a pc
       if (symbol->name[0] == '\0') break;
@@ -237,25 +361,9 @@ std::vector<std::optional<SymbolAt>> DwflSymbolIndex::find_in_one_pass(Dwfl_Modu
     }
   };
   const int count = source.count();
-  if (const RawSymbolTable* raw = source.raw()) {
-    // The raw table's entries read in place, each once, and weighed before symbol() builds a
-    // candidate (binding, search order) that only the few covering a pc need: most of a big
-    // module's symbols start above the highest pc or lie wholly below the lowest. This loop is
-    // the pass's cost: ~100,000 symbols on a DDP rank (libtorch_cpu's 35,000, python3.11-dbg's
-    // 41,700...), where building a candidate for each was half of it.
-    const Elf64_Sym* entries = raw->entries();
-    const uint64_t bias = raw->bias();
-    for (int i = 1; i < count; ++i) {
-      const Elf64_Sym& entry = entries[i];
-      const uint64_t start = entry.st_value + bias;  // RawSymbolTable::address
-      if (start > highest || raw_entry_skipped(*raw, entry)) continue;
-      weigh(i, start, entry.st_size, nullptr);
-    }
-  } else {
-    for (int i = 1; i < count; ++i) {
-      if (source.starts_above(i, highest)) continue;  // as lower_bound's n, without the search
-      if (const std::optional<CodeSymbol> symbol = source.symbol(i)) weigh(i, symbol->start, symbol->size, &*symbol);
-    }
+  for (int i = 1; i < count; ++i) {
+    if (source.starts_above(i, highest)) continue;  // as lower_bound's n, without the search
+    if (const std::optional<CodeSymbol> symbol = source.symbol(i)) weigh(*symbol);
   }
   std::vector<std::optional<SymbolAt>> found(n);
   uint64_t reach = 0;
