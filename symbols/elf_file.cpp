@@ -611,6 +611,8 @@ Expected<void> ElfFile::read_file_offset(uint64_t offset, std::span<std::byte> o
   return {};
 }
 
+size_t ElfFile::patched_header_bytes() const { return handles_->file_header ? sizeof(Elf64_Ehdr) : 0; }
+
 Elf* ElfFile::new_reference() const {
   if (handles_->fd < 0 || handles_->mapping != nullptr || (type_ != ET_EXEC && type_ != ET_DYN)) return nullptr;
   Elf* reference = elf_begin(handles_->fd, ELF_C_READ_MMAP, handles_->elf);

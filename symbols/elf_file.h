@@ -118,6 +118,11 @@ class ElfFile {
   // and scattered over a large file, since touching a mapped page faults in its neighbours too and
   // they all have to be unmapped again. Errors: as read_file_offset, and kIo when pread fails.
   Expected<void> read_file_offset_unmapped(uint64_t offset, std::span<std::byte> out) const;
+  // The mapping read_file_offset copies from, and how many of its first bytes are not the file's
+  // (the ELF header libelf was shown where open_by_segments patched it; read_file_offset gives the
+  // file's own there).
+  std::span<const std::byte> mapped_bytes() const { return image_; }
+  size_t patched_header_bytes() const;
 
   // libelf's descriptor of a file opened by open(), as one more reference for another reader
   // (libdwfl) to end with elf_end: libelf counts the references and keeps the mapping until the

@@ -421,8 +421,9 @@ std::optional<uint64_t> CoreFile::auxv_value(uint64_t key) const {
 }
 
 const CoreSegment* CoreFile::segment_containing(uint64_t address) const {
-  // Reads come in runs within one segment (a stack, an arena): the last one found is tried first.
-  const size_t last = last_segment_.load(std::memory_order_relaxed);
+  // Reads come in runs within a few segments: the last one found in the address's region is tried first.
+  std::atomic<size_t>& recent = recent_segments_[(address >> 20) % kRecentRegions];
+  const size_t last = recent.load(std::memory_order_relaxed);
   if (last < segments_.size() && address - segments_[last].vaddr < segments_[last].memsz &&
       address >= segments_[last].vaddr)
     return &segments_[last];
@@ -431,7 +432,7 @@ const CoreSegment* CoreFile::segment_containing(uint64_t address) const {
   if (it == segments_.begin()) return nullptr;
   const CoreSegment& segment = *std::prev(it);
   if (address - segment.vaddr >= segment.memsz) return nullptr;
-  last_segment_.store(static_cast<size_t>(std::prev(it) - segments_.begin()), std::memory_order_relaxed);
+  recent.store(static_cast<size_t>(std::prev(it) - segments_.begin()), std::memory_order_relaxed);
   return &segment;
 }
 
@@ -445,6 +446,20 @@ Expected<void> CoreFile::read_once(uint64_t address, std::span<std::byte> out) c
 
 Expected<void> CoreFile::read_segments_at(uint64_t address, std::span<std::byte> out,
                                           bool mapped) const {
+  if (mapped && !mapped_.bytes.empty()) {
+    // As the loop below answers a read that one segment's saved bytes hold (available_bytes ends
+    // within the file), without its layers.
+    if (const CoreSegment* segment = segment_containing(address)) {
+      const uint64_t offset_in_segment = address - segment->vaddr;
+      const uint64_t file_offset = segment->file_offset + offset_in_segment;
+      if (offset_in_segment < segment->available_bytes && out.size() <= segment->available_bytes - offset_in_segment &&
+          file_offset >= mapped_.first && file_offset <= mapped_.bytes.size() &&
+          out.size() <= mapped_.bytes.size() - file_offset) {
+        if (!out.empty()) std::memcpy(out.data(), mapped_.bytes.data() + file_offset, out.size());
+        return {};
+      }
+    }
+  }
   size_t done = 0;
   while (done < out.size()) {
     const uint64_t current = address + done;

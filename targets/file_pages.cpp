@@ -34,6 +34,11 @@ std::span<const std::byte> FilePages::page(uint64_t index) const {
   return bytes;
 }
 
+FilePages::MappedImage FilePages::mapped_image() const {
+  if (file_.file_size() > mapped_up_to_) return {};
+  return {file_.mapped_bytes(), file_.patched_header_bytes()};
+}
+
 Expected<void> FilePages::read(uint64_t offset, std::span<std::byte> out) const {
   const uint64_t size = file_.file_size();
   if (size <= mapped_up_to_) return file_.read_file_offset(offset, out);

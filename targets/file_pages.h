@@ -40,6 +40,14 @@ class FilePages {
   // The bytes at `offset`, as ElfFile::read_file_offset gives them (the same errors: a range
   // past the end of the file is kNotFound).
   Expected<void> read(uint64_t offset, std::span<std::byte> out) const;
+  // The file's bytes where read() copies them from the mapping (a file up to mapped_up_to), less
+  // a patched ELF header (ElfFile::patched_header_bytes): a caller may copy from them itself, as
+  // read() would, at offsets from `first` on; empty otherwise.
+  struct MappedImage {
+    std::span<const std::byte> bytes;
+    uint64_t first = 0;
+  };
+  MappedImage mapped_image() const;
 
   static constexpr size_t kPageSize = 4096;
   // Files up to this size are read through the mapping (see above). A kernel core of a script

@@ -24,7 +24,10 @@ constexpr size_t kPatternPairs = 4;
 // Names longer than this are not what a caller keeps; only this much is read before deciding.
 constexpr size_t kMaxNameBytes = 64;
 
-// The memory just below the strings' end, read downward in steps until the pattern shows.
+// The memory just below the strings' end, read downward in steps until the pattern shows, into
+// one buffer of the most the window may hold, filled from its top: reserved, not zeroed, so that
+// only the pages read are touched and nothing is moved as the window grows (inserting each step
+// in front of the last cost a copy of the whole window per step).
 class StackWindow {
  public:
   StackWindow(const cpython::AddressSpace& memory, uint64_t end) : memory_(memory), low_(end), end_(end) {}
@@ -38,18 +41,15 @@ class StackWindow {
     uint64_t new_low = low_ % kPage ? low_ - low_ % kPage : low_ - std::min(bytes, low_);
     new_low = std::max(new_low, end_ > kMaxSearchBytes ? end_ - kMaxSearchBytes : 0);
     new_low -= new_low % kPage;
+    if (!buffer_) buffer_ = std::make_unique_for_overwrite<std::byte[]>(kCapacity);
     // Page by page from the top, so that an unreadable page ends the window below the last good one.
-    std::vector<std::byte> added;
     uint64_t reached = low_;
     while (reached > new_low) {
       const uint64_t page_low = reached % kPage ? reached - reached % kPage : reached - kPage;
-      std::vector<std::byte> page(reached - page_low);
-      if (!memory_.read(page_low, page)) break;
-      added.insert(added.begin(), page.begin(), page.end());
+      if (!memory_.read(page_low, std::span(slot(page_low), reached - page_low))) break;
       reached = page_low;
     }
     if (reached == low_) return false;
-    bytes_.insert(bytes_.begin(), added.begin(), added.end());
     low_ = reached;
     return true;
   }
@@ -57,7 +57,7 @@ class StackWindow {
   bool contains(uint64_t address, size_t size) const {
     return address >= low_ && address <= end_ && size <= end_ - address;
   }
-  const std::byte* at(uint64_t address) const { return bytes_.data() + (address - low_); }
+  const std::byte* at(uint64_t address) const { return slot(address); }
   uint64_t word(uint64_t address) const {
     uint64_t value = 0;
     std::memcpy(&value, at(address), sizeof value);
@@ -65,10 +65,14 @@ class StackWindow {
   }
 
  private:
+  // The window reaches at most kMaxSearchBytes below its end, and then down to a page boundary.
+  static constexpr size_t kCapacity = kMaxSearchBytes + kPage;
+  std::byte* slot(uint64_t address) const { return buffer_.get() + (kCapacity - (end_ - address)); }
+
   const cpython::AddressSpace& memory_;
   uint64_t low_;
   uint64_t end_;
-  std::vector<std::byte> bytes_;
+  std::unique_ptr<std::byte[]> buffer_;  // byte kCapacity - k holds the one k bytes below end_
 };
 
 // The highest 8-aligned address in [from, to) where `pattern` starts within the window.
