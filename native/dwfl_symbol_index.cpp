@@ -274,8 +274,7 @@ std::vector<std::optional<SymbolAt>> raw_table_pass(Dwfl_Module* module, const S
         if (!best[j] || preferred(*symbol, *best[j])) best[j] = symbol;
       }
     } else if (__builtin_expect(sizeless & (start <= highest), 0) && !raw_entry_skipped(raw, entry)) {
-      // (One branch for both tests: on `start <= highest` alone the processor would guess.)
-      labels.push_back(start);
+      labels.push_back(start);  // (`&`: one branch for both tests, not a guess on the address)
     }
   }
   std::vector<std::optional<SymbolAt>> found(n);
