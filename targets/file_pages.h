@@ -1,6 +1,6 @@
-// The memory of a large core read by pread(2) through a small set of page buffers, for the many
-// small scattered reads an analysis makes (a torch rank: 19,000 reads in 450 pages of a 578 MB
-// gcore).
+// The memory of a very large core read by pread(2) through a small set of page buffers, for the
+// many small scattered reads an analysis makes, so that what it maps of a core of many GB stays
+// bounded; cores up to kMappedUpTo are read through the mapping (see there).
 //
 // Why not the mapping libelf holds: on the virtual machines these tools run on, the first touch
 // of a page costs the process about 10 us whatever touches it, and a fault through a file
@@ -50,11 +50,16 @@ class FilePages {
   MappedImage mapped_image() const;
 
   static constexpr size_t kPageSize = 4096;
-  // Files up to this size are read through the mapping (see above). A kernel core of a script
-  // holds its anonymous memory alone (30-60 MB), which is what an analysis reads: dense, so that
-  // fault-around maps several wanted pages at once (a 31 MB kernel core of deadlock.py: 2.46 ->
-  // 2.07 ms CPU through the mapping, 200 paired runs, 2026-12-07; 16 MB before).
-  static constexpr uint64_t kMappedUpTo = uint64_t{64} << 20;
+  // Files up to this size are read through the mapping. An analysis's reads come in clusters
+  // (a thread's frames, a dict's entries, a module's data), so that fault-around maps several
+  // wanted pages at once, and CoreFile copies a read from the mapping itself, past the layers
+  // (mapped_image): on the 2-core VM, 2026-12-07, paired CPU against the buffers: a torch
+  // process's gcore (263 MB) 1.18x, its kernel core (142 MB) 1.12x, a small script's gcore
+  // (234 MB) 1.14x, a DDP rank's gcore (578 MB) 1.03x, for 3-13 MiB more RSS (file pages). There
+  // an isolated first touch of the mapping cost 3-4 us, a pread of a page 1.3-1.8 us: a core read
+  // sparsely over many GB keeps the buffers, and its RSS stays that of a small core. (16 MB until
+  // 2026-12-07, then 64 MB.)
+  static constexpr uint64_t kMappedUpTo = uint64_t{1} << 30;
   // Reads this large go to the file directly: the line table or bytecode of a big function.
   static constexpr size_t kDirectReadBytes = 4 * kPageSize;
   static constexpr size_t kSets = 16;
