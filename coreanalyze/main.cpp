@@ -72,7 +72,8 @@ report::AnalysedInput analysed_input(const std::string& given_core, const CoreIn
   input.core = given_core;
   input.process = target.process();
   input.threads = target.threads();
-  for (const auto& module : target.modules()) input.modules.push_back(module.path);
+  // modules() gives a copy: its paths are moved, not copied again.
+  for (cpython::MappedModule& module : target.modules()) input.modules.push_back(std::move(module.path));
   input.warnings = unwrapped.warnings;
   input.warnings.insert(input.warnings.end(), target.warnings().begin(), target.warnings().end());
   return input;

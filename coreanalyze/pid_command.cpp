@@ -190,7 +190,8 @@ int report_live_process(const CommandLine& line, int pid, const LiveTarget& live
   input.process.taken_at = read.taken_at;
   input.threads = live.threads();
   add_thread_times(input.threads, read.times);
-  for (const auto& module : live.modules()) input.modules.push_back(module.path);
+  // modules() gives a copy: its paths are moved, not copied again.
+  for (cpython::MappedModule& module : live.modules()) input.modules.push_back(std::move(module.path));
   input.warnings = live.warnings();
   input.environment = std::move(found_all.environment);
   // Source lines are quoted from the process's own files, inside its container or chroot.

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "symbols/elf_file.h"
@@ -23,7 +25,7 @@ std::optional<uint64_t> load_bias_from(const std::vector<LoadSegment>& segments,
 // linker's own search order (it is a direct dependency of the executable); in address order it
 // comes after everything loaded later (mmap goes downwards), and a lookup would open hundreds of
 // files of a PyTorch process first.
-std::vector<size_t> symbol_search_order(const std::vector<std::string>& paths,
+std::vector<size_t> symbol_search_order(std::span<const std::string_view> paths,
                                         std::optional<size_t> executable);
 
 }  // namespace hangpy::symbols

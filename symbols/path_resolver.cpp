@@ -89,4 +89,9 @@ std::optional<std::string> PathResolver::resolve(const std::string& recorded_pat
   return std::nullopt;
 }
 
+bool PathResolver::finds(const std::string& recorded_path) const {
+  if (sysroot_.empty() && lib_paths_.empty()) return acceptable(recorded_path, std::nullopt, nullptr);
+  return resolve(recorded_path).has_value();
+}
+
 }  // namespace hangpy::symbols

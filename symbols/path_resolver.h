@@ -28,6 +28,9 @@ class PathResolver {
       const std::string& recorded_path,
       const std::optional<std::string>& expected_build_id = {},
       std::unique_ptr<ElfFile>* opened = nullptr) const;
+  // Whether resolve(recorded_path) finds a file, without making its path (a torch rank's ~300
+  // mapped files are each asked for once, for the one "cannot find" warning).
+  bool finds(const std::string& recorded_path) const;
 
   // The candidates resolve() tries, in order (for messages and tests).
   std::vector<std::string> candidates(const std::string& recorded_path) const;

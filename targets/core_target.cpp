@@ -148,7 +148,9 @@ class ModuleFiles {
   bool exists(const Module& module) const {
     std::lock_guard lock(mutex_);
     if (!enabled_ || module.override_path || module.looked_up) return true;
-    if (resolver_.resolve(lookup_path(module))) return true;
+    // The recorded path itself where it needs no " (deleted)" taken off (no copy of it made).
+    const bool deleted = module.recorded_path.ends_with(kDeletedSuffix);
+    if (resolver_.finds(deleted ? lookup_path(module) : module.recorded_path)) return true;
     // Fetched only when a read or a symbol lookup needs it (file() reports a failure).
     if (deferred_to_debuginfod(module)) return true;
     module.looked_up = true;

@@ -72,7 +72,8 @@ class ModuleTable {
 
   // The order symbols are looked up in: the executable first, then libpython, then the rest.
   void set_executable(std::optional<size_t> executable) {
-    std::vector<std::string> paths;
+    std::vector<std::string_view> paths;
+    paths.reserve(modules_.size());
     for (const Module& module : modules_) paths.push_back(module.recorded_path);
     search_order_ = symbols::symbol_search_order(paths, executable);
   }

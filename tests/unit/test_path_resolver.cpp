@@ -72,6 +72,26 @@ TEST_F(PathResolverTest, SysrootComesFirst) {
   EXPECT_EQ(resolver.resolve("/usr/lib/libfoo.so"), sysroot_ + "/usr/lib/libfoo.so");
 }
 
+// finds() answers as resolve() does, with and without a sysroot and library directories, for a
+// file that is there, one that is not, and a directory.
+TEST_F(PathResolverTest, FindsAnswersAsResolve) {
+  copy("/bin/true", sysroot_ + "/usr/lib/libfoo.so");
+  copy("/bin/true", lib_dir_ + "/libbar.so");
+  const std::string recorded = (root_ / "recorded" / "libbaz.so").string();
+  copy("/bin/true", recorded);
+  const std::vector<PathResolver> resolvers = {PathResolver(sysroot_, {lib_dir_}), PathResolver("", {lib_dir_}),
+                                               PathResolver("", {}), PathResolver(sysroot_, {})};
+  size_t found = 0;
+  for (const PathResolver& resolver : resolvers) {
+    for (const std::string& path : {std::string("/usr/lib/libfoo.so"), std::string("/usr/lib/libbar.so"), recorded,
+                                   std::string("/usr/lib/libnone.so"), lib_dir_, std::string("/")}) {
+      EXPECT_EQ(resolver.finds(path), resolver.resolve(path).has_value()) << path;
+      found += resolver.finds(path);
+    }
+  }
+  EXPECT_GE(found, 4u);  // libfoo by the sysroot, libbar by the library directory, libbaz as recorded
+}
+
 TEST_F(PathResolverTest, LibPathIsSearchedByBaseName) {
   copy("/bin/true", lib_dir_ + "/libfoo.so");
   PathResolver resolver(sysroot_, {(root_ / "empty").string(), lib_dir_});
