@@ -2,15 +2,13 @@
 // many small scattered reads an analysis makes, so that what it maps of a core of many GB stays
 // bounded; cores up to kMappedUpTo are read through the mapping (see there).
 //
-// Why not the mapping libelf holds: on the virtual machines these tools run on, the first touch
-// of a page costs the process about 10 us whatever touches it, and a fault through a file
-// mapping also maps the pages around the one touched (fault-around): 46 us for one read in a
-// fresh 64 KB region of the core, where a pread of its page into a buffer already touched costs
-// 2 us (measured on a 2-core VM). Pages kept in fresh memory cost as much as the mapping (each
-// kept page is touched once: a cache of every page read made a DDP rank's run no faster), so few
-// buffers are kept and reused: a set-associative cache of kSlots pages (a DDP rank's 450 pages
-// then take 820 preads, and its default run 1-4 ms less of 21-25). A small core is read through
-// the mapping still: its pages are dense, and fault-around maps many wanted pages at once. No
+// Why not the mapping libelf holds, for those: a fault through a file mapping also maps the pages
+// around the one touched (fault-around), which a read sparse over many GB pays for without using,
+// and which stays mapped (RSS): on a 2-core VM in November 2026 a first touch cost about 10 us,
+// 46 us for one read in a fresh 64 KB region, where a pread of its page into a buffer already
+// touched cost 2 us (3-4 us and 1.3-1.8 us on the VM of December, where the mapping wins up to
+// 1 GB: kMappedUpTo). Pages kept in fresh memory cost as much as the mapping (each kept page is
+// touched once), so few buffers are kept and reused: a set-associative cache of kSlots pages. No
 // library keeps a bounded set of a file's pages for us (the kernel's page cache is behind both
 // paths).
 //
