@@ -26,9 +26,9 @@ def spread(values, unit, digits=3):
         ("%%.%df" % digits) % min(values), ("%%.%df" % digits) % max(values))
 
 
-def compare(label_a, argv_a, label_b=None, argv_b=None, runs=5, warmup=1):
-    """Prints the figures of A (and B, and A/B pair by pair); returns A's runs as
-    [(wall, cpu, rss, exit)]."""
+def in_turn(argv_a, argv_b=None, runs=5, warmup=1):
+    """A's and B's runs taken in turn (A B A B ...), after `warmup` of each not counted:
+    ([(wall, cpu, rss, exit)] of A, the same of B, [] without B)."""
     for _ in range(warmup):
         run_once(argv_a)
         if argv_b:
@@ -38,6 +38,13 @@ def compare(label_a, argv_a, label_b=None, argv_b=None, runs=5, warmup=1):
         a_runs.append(run_once(argv_a))
         if argv_b:
             b_runs.append(run_once(argv_b))
+    return a_runs, b_runs
+
+
+def compare(label_a, argv_a, label_b=None, argv_b=None, runs=5, warmup=1):
+    """Prints the figures of A (and B, and A/B pair by pair); returns A's runs as
+    [(wall, cpu, rss, exit)]."""
+    a_runs, b_runs = in_turn(argv_a, argv_b, runs, warmup)
     for label, measured in ((label_a, a_runs), (label_b, b_runs)):
         if not measured:
             continue

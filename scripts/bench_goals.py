@@ -6,6 +6,8 @@ third within minutes on a shared 2-core VM, moves both alike; their CPU figures 
 the runs, and the ratio is the median of the pairs'. Only the standard library."""
 import statistics
 
+import bench_ab
+
 PAIRED_RUNS = 61
 MIB = 1024.0 * 1024.0
 
@@ -47,20 +49,15 @@ class Figures(object):
         self.cores.append((label, program, short, dict(results)))
 
 
-def paired_default_runs(timed_run, argv_this, argv_baseline, runs=PAIRED_RUNS):
+def paired_default_runs(argv_this, argv_baseline, runs=PAIRED_RUNS):
     """(this build's median CPU s, the baseline's, median of this/baseline pair by pair), from runs
-    taken in turn; None when either fails."""
-    this, baseline, ratios = [], [], []
-    for _ in range(runs):
-        a = timed_run(argv_this)
-        b = timed_run(argv_baseline)
-        if a is None or b is None or a[2] != 0 or b[2] != 0:
-            return None
-        this.append(a[1])
-        baseline.append(b[1])
-        if b[1] > 0:
-            ratios.append(a[1] / b[1])
-    return statistics.median(this), statistics.median(baseline), statistics.median(ratios) if ratios else None
+    taken in turn (bench_ab.in_turn); None when a run of either fails."""
+    this, baseline = bench_ab.in_turn(argv_this, argv_baseline, runs)
+    if any(run[3] != 0 for run in this + baseline):
+        return None
+    ratios = [a[1] / b[1] for a, b in zip(this, baseline) if b[1] > 0]
+    return (statistics.median(run[1] for run in this), statistics.median(run[1] for run in baseline),
+            statistics.median(ratios) if ratios else None)
 
 
 def ratios_of(figures, peer, ours):

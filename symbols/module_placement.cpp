@@ -16,11 +16,7 @@ std::optional<uint64_t> load_bias_from(const std::vector<LoadSegment>& segments,
 
 std::vector<size_t> symbol_search_order(std::span<const std::string_view> paths,
                                         std::optional<size_t> executable) {
-  const auto is_libpython = [&paths](size_t i) {
-    const std::string_view path = paths[i];
-    const size_t slash = path.rfind('/');
-    return (slash == std::string_view::npos ? path : path.substr(slash + 1)).starts_with("libpython");
-  };
+  const auto is_libpython = [&paths](size_t i) { return base_name_view(paths[i]).starts_with("libpython"); };
   std::vector<size_t> order;
   if (executable) order.push_back(*executable);
   for (size_t i = 0; i < paths.size(); ++i)

@@ -27,10 +27,12 @@ std::string lexically_rooted(std::string_view path) {
   return rooted.empty() ? "/" : rooted;
 }
 
-std::string base_name(std::string_view path) {
+std::string_view base_name_view(std::string_view path) {
   const size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
+
+std::string base_name(std::string_view path) { return std::string(base_name_view(path)); }
 
 PathResolver::PathResolver(std::string sysroot, std::vector<std::string> lib_paths)
     : sysroot_(std::move(sysroot)), lib_paths_(std::move(lib_paths)) {

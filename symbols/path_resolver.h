@@ -46,5 +46,7 @@ std::string lexically_rooted(std::string_view path);
 
 // What follows the last '/' of a path (the whole path when it has none; "" when it ends in '/').
 std::string base_name(std::string_view path);
+// The same, as a view into `path`.
+std::string_view base_name_view(std::string_view path);
 
 }  // namespace hangpy::symbols

@@ -148,9 +148,11 @@ class ModuleFiles {
   bool exists(const Module& module) const {
     std::lock_guard lock(mutex_);
     if (!enabled_ || module.override_path || module.looked_up) return true;
-    // The recorded path itself where it needs no " (deleted)" taken off (no copy of it made).
-    const bool deleted = module.recorded_path.ends_with(kDeletedSuffix);
-    if (resolver_.finds(deleted ? lookup_path(module) : module.recorded_path)) return true;
+    // The recorded path itself where it needs no " (deleted)" taken off (no copy of it made: a
+    // ?: of the two would copy it).
+    const bool found = module.recorded_path.ends_with(kDeletedSuffix) ? resolver_.finds(lookup_path(module))
+                                                                       : resolver_.finds(module.recorded_path);
+    if (found) return true;
     // Fetched only when a read or a symbol lookup needs it (file() reports a failure).
     if (deferred_to_debuginfod(module)) return true;
     module.looked_up = true;
