@@ -425,6 +425,20 @@ TRACED_STOP_RUNS = 5
 MAX_WINDOW_READS = 4
 
 
+# strace's times, as coreanalyze's stop is timed: the monotonic clock (-r: the time since the line
+# before, to the nanosecond, summed by ptrace_windows). -ttt's wall clock once put a window's first
+# interrupt 0.46 ms further from its last detach than coreanalyze's monotonic clock had measured the
+# whole stop, which only a step of the wall clock (or two CPUs' clocks apart) can do.
+STRACE_CLOCK = ["-r", "--relative-timestamps=ns"]
+
+
+def one_cpu():
+    """strace and coreanalyze read their clocks on one CPU (run before exec; both inherit it): a
+    VM's CPUs may keep clocks a fraction of a millisecond apart, and each takes turns with the
+    other at every traced call anyway."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def pages_read(call):
     """The whole pages a process_vm_readv line of strace says were read (its return value)."""
     result = call.rsplit("=", 1)[-1].strip().split()[0] if "=" in call else ""
@@ -432,19 +446,21 @@ def pages_read(call):
 
 
 def ptrace_windows(trace_text, pid):
-    """The stop windows an strace -f -ttt log of coreanalyze shows, as (inner, outer, [files opened
-    inside], memory reads inside, pages read inside, pages of the last read before it): inner from
-    each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next interrupt; outer from the
-    setitimer that arms --max-stop's timer just before the interrupts to the first call after the
-    last detach (setitimer or sched_setscheduler, as the stop is let go). coreanalyze's clock
-    starts and stops between the two."""
+    """The stop windows an strace -f -r log of coreanalyze shows (STRACE_CLOCK), as (inner, outer,
+    [files opened inside], memory reads inside, pages read inside, pages of the last read before
+    it): inner from each first PTRACE_INTERRUPT to the last PTRACE_DETACH before the next
+    interrupt; outer from the setitimer that arms --max-stop's timer just before the interrupts to
+    the first call after the last detach (setitimer or sched_setscheduler, as the stop is let go).
+    coreanalyze's clock starts and stops between the two. Each line's time is the sum of the
+    deltas so far: -r gives the monotonic time since the line before."""
     windows, current, armed_at, last_read_pages = [], None, None, 0
+    at = 0.0
     for line in trace_text.splitlines():
         fields = line.split(None, 2)
         if len(fields) < 3:
             continue
         try:
-            at = float(fields[1])
+            at += float(fields[1])
         except ValueError:
             continue
         call = fields[2]
@@ -495,12 +511,12 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
             return "stop windows traced", ["stop_window.py never got ready"]
         trace = os.path.join(workdir, "stop.trace")
         for _ in range(TRACED_STOP_RUNS):
-            result = subprocess.run(["strace", "-f", "-ttt", "-e",
+            result = subprocess.run(["strace", "-f"] + STRACE_CLOCK + ["-e",
                                      "trace=ptrace,openat,setitimer,sched_setscheduler,process_vm_readv",
                                      "-o", trace,
                                      coreanalyze, "--pid", str(program.pid), "--json"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT,
-                                    env=untraceable_leak_check_off())
+                                    env=untraceable_leak_check_off(), preexec_fn=one_cpu)
             if result.returncode != 0:
                 problems.append("exit code %d: %s" % (result.returncode, result.stderr.decode().strip()))
                 break
