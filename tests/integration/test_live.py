@@ -432,6 +432,19 @@ MAX_WINDOW_READS = 4
 STRACE_CLOCK = ["-r", "--relative-timestamps=ns"]
 
 
+def strace_unusable_reason():
+    """None when strace is here and gives STRACE_CLOCK's times (Debian 12's strace 6.1 does),
+    else why the traced case is skipped."""
+    if not shutil.which("strace"):
+        return "strace is not installed"
+    probe = subprocess.run(["strace", "-f"] + STRACE_CLOCK + ["-e", "trace=none", "-o", os.devnull, "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+    if probe.returncode != 0:
+        said = probe.stderr.decode().strip().splitlines() or [""]
+        return "this strace gives no %s: %s" % (" ".join(STRACE_CLOCK), said[0][:200])
+    return None
+
+
 def one_cpu():
     """strace and coreanalyze read their clocks on one CPU (run before exec; both inherit it): a
     VM's CPUs may keep clocks a fraction of a millisecond apart, and each takes turns with the
@@ -490,15 +503,17 @@ def ptrace_windows(trace_text, pid):
 
 
 def traced_stop_case(coreanalyze, interpreter, workdir):
-    """(label, problems): live.stopped_ms and stops_ms against an outside trace of the ptrace calls
-    (strace): one stop per window traced, each at least as long as its window and not much
-    longer, no file opened while the process is held (the binaries are opened before), and its
-    memory read there in a few batched calls, not page by page for each thread (MAX_WINDOW_READS;
-    an OS thread without Python once read every thread's pthread page there), and fewer pages
-    there than just before it: the pages read for the threads asleep in the kernel alone (and
-    those of mappings the process cannot write) are read anew before the stop, not in it."""
-    if not shutil.which("strace"):
-        return "stop windows traced", None
+    """(label, problems, why it was skipped or None): live.stopped_ms and stops_ms against an
+    outside trace of the ptrace calls (strace): one stop per window traced, each at least as long
+    as its window and not much longer, no file opened while the process is held (the binaries are
+    opened before), and its memory read there in a few batched calls, not page by page for each
+    thread (MAX_WINDOW_READS; an OS thread without Python once read every thread's pthread page
+    there), and fewer pages there than just before it: the pages read for the threads asleep in
+    the kernel alone (and those of mappings the process cannot write) are read anew before the
+    stop, not in it."""
+    unusable = strace_unusable_reason()
+    if unusable:
+        return "stop windows traced", None, unusable
     ready = os.path.join(workdir, "stop_window.ready")
     program = subprocess.Popen([interpreter.executable, os.path.join(cores.PROGRAMS, "stop_window.py"), ready],
                                start_new_session=True)
@@ -508,7 +523,7 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
         while not os.path.exists(ready) and time.time() < deadline and program.poll() is None:
             time.sleep(0.05)
         if not os.path.exists(ready):
-            return "stop windows traced", ["stop_window.py never got ready"]
+            return "stop windows traced", ["stop_window.py never got ready"], None
         trace = os.path.join(workdir, "stop.trace")
         for _ in range(TRACED_STOP_RUNS):
             result = subprocess.run(["strace", "-f"] + STRACE_CLOCK + ["-e",
@@ -562,7 +577,7 @@ def traced_stop_case(coreanalyze, interpreter, workdir):
     label = "stop windows traced"
     if totals:
         label += " (median %.2f ms in all, longest %.2f ms, under strace)" % (statistics.median(totals), max(longest))
-    return label, problems
+    return label, problems, None
 
 
 def unthreaded_case(coreanalyze, interpreter):
@@ -641,9 +656,10 @@ def main():
             host = [(n, i) for n, i in stop_cases if not i.root and not i.emulator]
             if host:
                 host_name, host_interpreter = host[0]
-                label, problems = traced_stop_case(args.coreanalyze, host_interpreter, workdir_for(host_interpreter))
-                if problems is None:
-                    results.report("SKIP", "%s %s" % (host_name, label), ["strace is not installed"])
+                label, problems, skipped = traced_stop_case(args.coreanalyze, host_interpreter,
+                                                            workdir_for(host_interpreter))
+                if skipped:
+                    results.report("SKIP", "%s %s" % (host_name, label), [skipped])
                 else:
                     results.check("%s %s" % (host_name, label), problems)
             several = (stop_cases * 2)[:max(2, min(3, len(stop_cases)))]
